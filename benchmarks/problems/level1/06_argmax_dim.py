@@ -1,0 +1,28 @@
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    """Argmax over the middle dimension of a 3-D tensor (exact op, int64 output)."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.argmax(x, dim=self.dim)
+
+
+batch_size = 128
+dim1 = 4096
+dim2 = 512
+reduce_dim = 1
+# eager ~ 0.31 ms: one read of a 1.07 GB tensor (single-pass; bounded by the input cap).
+
+def get_inputs():
+    return [torch.randn(batch_size, dim1, dim2)]
+
+
+def get_init_inputs():
+    return [reduce_dim]

@@ -1,0 +1,191 @@
+"""Stage 2: compile with Inductor (max-autotune, no CUDA graphs) and capture its output.
+
+A custom backend wraps `compile_fx` with an `inner_compile` that records the exact
+flat argument list Inductor's graph receives (parameters lifted as inputs, in
+Inductor's order) and the outputs it returns. Recording `save_output_code`
+gives the module's source on a cache hit as well as on a fresh compile.
+Runs in a child process (it executes the submission).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiled import runtime
+from compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph
+from load.problem import (
+    ProblemError,
+    build_model,
+    dtype_from_name,
+    import_problem,
+    make_inputs,
+    output_leaves,
+)
+
+COMPILE_MODE = "max-autotune-no-cudagraphs"
+
+
+@dataclass
+class CaptureRequest:
+    problem_path: str
+    workdir: str
+    dtype: str = "fp32"
+    device: str = "cuda"
+    input_seed: int = 0
+
+
+def inductor_mode_options() -> dict:
+    import torch._inductor
+
+    opts = dict(torch._inductor.list_mode_options(COMPILE_MODE))
+    opts["triton.cudagraphs"] = False
+    return opts
+
+
+def capture_model(req: CaptureRequest) -> CapturedGraph:
+    import torch
+    import triton
+    from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+    from torch._inductor.graph import GraphLowering
+    from torch.utils._pytree import tree_flatten, treespec_dumps
+
+    workdir = Path(req.workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    dtype = dtype_from_name(req.dtype)
+    mod = import_problem(req.problem_path)
+    model = build_model(mod, req.device, dtype)
+    inputs = make_inputs(mod, req.input_seed, req.device, dtype)
+
+    graphs: list[dict] = []
+    sources: list[str] = []
+
+    def inner(gm, example_inputs, **kw):
+        compiled = compile_fx_inner(gm, example_inputs, **kw)
+        record = {"static": set(kw.get("static_input_idxs") or ()), "compiled": compiled}
+        graphs.append(record)
+
+        def run(args):
+            if "args" not in record:
+                record["args"] = list(args)
+            out = compiled(args)
+            if "outputs" not in record:
+                record["outputs"] = list(out)
+            return out
+
+        run._boxed_call = True
+        return run
+
+    opts = inductor_mode_options()
+
+    def backend(gm, example_inputs):
+        return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=opts)
+
+    original_save = GraphLowering.save_output_code
+
+    def save_output_code(code: str):
+        sources.append(code)
+        if original_save is not None:
+            return original_save(code)
+
+    torch._dynamo.reset()
+    t0 = time.perf_counter()
+    GraphLowering.save_output_code = staticmethod(save_output_code)
+    try:
+        # An AOTAutograd cache hit would skip inner_compile and so the capture.
+        with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False):
+            compiled_model = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
+            try:
+                result = compiled_model(*inputs)
+            except Exception as exc:
+                raise ProblemError(f"torch.compile failed: {type(exc).__name__}: {exc}") from exc
+    finally:
+        GraphLowering.save_output_code = original_save
+    compile_seconds = time.perf_counter() - t0
+
+    if len(graphs) != 1 or len(sources) != 1:
+        raise ProblemError(f"expected one compiled graph, got {len(graphs)} graphs and {len(sources)} modules")
+    g = graphs[0]
+    leaves, spec = tree_flatten(result)
+    output_leaves(result)
+
+    named = {}
+    for name, p in model.named_parameters():
+        named[_key(p)] = ("param", name)
+    for name, b in model.named_buffers():
+        named.setdefault(_key(b), ("buffer", name))
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            named.setdefault(_key(x), ("input", str(i)))
+
+    specs: list[ArgSpec] = []
+    const_values: list = []
+    for a in g["args"]:
+        if not isinstance(a, torch.Tensor):
+            raise ProblemError(f"non-tensor graph input {a!r} (dynamic shapes are not supported)")
+        kind, ref = named.get(_key(a), ("const", str(len(const_values))))
+        if kind == "const":
+            const_values.append(a.detach().cpu().clone())
+        specs.append(ArgSpec(kind, ref, list(a.shape), list(a.stride()), str(a.dtype).removeprefix("torch.")))
+
+    out_keys = [_key(o) if isinstance(o, torch.Tensor) else None for o in g["outputs"]]
+    output_map = []
+    for leaf in leaves:
+        try:
+            output_map.append(out_keys.index(_key(leaf)))
+        except ValueError:
+            raise ProblemError(
+                "a model output is not one of the compiled graph's outputs "
+                "(an aliased or regenerated view); not supported"
+            ) from None
+
+    module_globals = _module_globals(g["compiled"])
+    module_constants = {k: v.detach().cpu().clone() for k, v in module_globals.items()
+                        if isinstance(v, torch.Tensor)}
+
+    module_path = workdir / MODULE_FILE
+    module_path.write_text(sources[0])
+    torch.save({"consts": const_values, "module_constants": module_constants}, workdir / TENSORS_FILE)
+    kernel_configs = runtime.chosen_kernel_configs(module_globals)
+    bit_exact = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
+                                     output_map, leaves, req.device)
+    cg = CapturedGraph(
+        module_path=str(module_path),
+        args=specs,
+        output_map=output_map,
+        out_spec=treespec_dumps(spec),
+        module_constants=sorted(module_constants),
+        kernel_configs=kernel_configs,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        device_name=torch.cuda.get_device_name() if req.device.startswith("cuda") else req.device,
+        compile_seconds=round(compile_seconds, 2),
+        mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
+        restitch_bit_exact=bit_exact,
+    )
+    cg.save(workdir)
+    return cg
+
+
+def _key(t) -> tuple:
+    """Identity of a tensor view: same memory, same geometry."""
+    return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def _module_globals(compiled) -> dict:
+    """Globals of the loaded output module, reached through its `call` function."""
+    fn = getattr(compiled, "current_callable", None)
+    fn = getattr(fn, "__func__", fn)
+    return dict(getattr(fn, "__globals__", {}) or {})
+
+
+def _restitch_reproduces(module_path: Path, constants: dict, kernel_configs: dict, args: list,
+                         output_map: list, expected: list, device: str) -> bool:
+    """Re-execute the saved source (nothing replaced) and compare bit for bit."""
+    import torch
+
+    mod = runtime.load_output_module(module_path.read_text(), str(module_path), constants, device,
+                                     kernel_configs=kernel_configs)
+    outs = runtime.call_module(mod, args)
+    got = [outs[i] for i in output_map]
+    return all(torch.equal(a, b) for a, b in zip(got, expected)) and len(got) == len(expected)

@@ -1,0 +1,61 @@
+"""What the capture stage records about one compiled graph (plain data, JSON-able)."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MODULE_FILE = "baseline_module.py"
+CAPTURE_FILE = "capture.json"
+TENSORS_FILE = "capture_tensors.pt"
+
+
+@dataclass
+class ArgSpec:
+    """One entry of the flat argument list that Inductor's `call(args)` receives."""
+
+    kind: str  # "param" | "buffer" | "input" | "const"
+    ref: str  # parameter/buffer name, input index, or constant index
+    shape: list[int]
+    stride: list[int]
+    dtype: str
+
+
+@dataclass
+class CapturedGraph:
+    """Inductor's output module for a model, and how to feed and read it."""
+
+    module_path: str
+    args: list[ArgSpec]
+    output_map: list[int]  # model output leaf i is call() output output_map[i]
+    out_spec: str  # pytree spec of the model output (torch.utils._pytree.treespec_dumps)
+    module_constants: list[str] = field(default_factory=list)  # tensor globals of the module
+    kernel_configs: dict = field(default_factory=dict)  # kernel name -> launch config chosen at compile
+    torch_version: str = ""
+    triton_version: str = ""
+    device_name: str = ""
+    compile_seconds: float = 0.0
+    mode_options: dict = field(default_factory=dict)
+    restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output
+
+    @property
+    def workdir(self) -> Path:
+        return Path(self.module_path).parent
+
+    @property
+    def tensors_path(self) -> Path:
+        return self.workdir / TENSORS_FILE
+
+    def save(self, workdir: Path) -> Path:
+        path = Path(workdir) / CAPTURE_FILE
+        path.write_text(json.dumps(asdict(self), indent=1))
+        return path
+
+    @classmethod
+    def load(cls, workdir: str | Path) -> "CapturedGraph":
+        data = json.loads((Path(workdir) / CAPTURE_FILE).read_text())
+        data["args"] = [ArgSpec(**a) for a in data["args"]]
+        cg = cls(**data)
+        # The directory may have moved since capture (artifacts copied, test data).
+        cg.module_path = str(Path(workdir) / Path(cg.module_path).name)
+        return cg

@@ -1,0 +1,86 @@
+"""The kernel harness: one sub-kernel's real inputs and outputs, captured from a run.
+
+The compiled module is run with one kernel's launch instrumented: its arguments
+are cloned just before the launch (the real inputs: weights and intermediate
+buffers as the model produces them) and just after (the reference outputs of
+Inductor's own kernel). Gate 2 replays candidates on copies of these.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class KernelIO:
+    """One launch of one kernel: arguments before and after, on the device they ran on."""
+
+    kernel: str
+    before: list[Any]  # tensors (cloned, same strides) and scalars, in launch order
+    after: list[Any]  # the same arguments after Inductor's kernel ran
+    launch_kwargs: dict = field(default_factory=dict)  # non-tensor keyword args (stream dropped)
+
+    def written(self) -> list[int]:
+        """Indexes of tensor arguments the reference launch changed (outputs, in/out)."""
+        import torch
+
+        return [
+            i for i, (b, a) in enumerate(zip(self.before, self.after))
+            if isinstance(b, torch.Tensor) and not torch.equal(b, a) and not _both_nan_equal(b, a)
+        ]
+
+
+def _both_nan_equal(a, b) -> bool:
+    import torch
+
+    return a.is_floating_point() and torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0)) \
+        and torch.equal(a.isnan(), b.isnan())
+
+
+def clone_arg(x: Any) -> Any:
+    """A copy with the same shape, strides and storage offset layout as `x`."""
+    import torch
+
+    if not isinstance(x, torch.Tensor):
+        return x
+    out = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
+    out.copy_(x)
+    return out
+
+
+class _Recorder:
+    """Stands in for one kernel object in the module; forwards every launch."""
+
+    def __init__(self, name: str, inner: Any):
+        self.name = name
+        self.inner = inner
+        self.records: list[KernelIO] = []
+
+    def run(self, *args, **kwargs):
+        import torch
+
+        before = [clone_arg(a) for a in args]
+        result = self.inner.run(*args, **kwargs)
+        torch.cuda.synchronize() if torch.cuda.is_available() else None
+        after = [clone_arg(a) for a in args]
+        extra = {k: v for k, v in kwargs.items() if k != "stream"}
+        self.records.append(KernelIO(self.name, before, after, extra))
+        return result
+
+    def __getattr__(self, item):
+        return getattr(self.inner, item)
+
+
+def capture_kernel_io(mod: types.ModuleType, kernel: str, run_module) -> list[KernelIO]:
+    """Run `run_module(mod)` with `kernel`'s launches recorded; return one KernelIO per launch."""
+    original = getattr(mod, kernel)
+    recorder = _Recorder(kernel, original)
+    setattr(mod, kernel, recorder)
+    try:
+        run_module(mod)
+    finally:
+        setattr(mod, kernel, original)
+    if not recorder.records:
+        raise RuntimeError(f"kernel {kernel} was not launched during the run")
+    return recorder.records

@@ -1,0 +1,80 @@
+"""Stage 7's mechanism: run the captured module with any set of kernels replaced.
+
+With no replacement the module is Inductor's own code, run on the real weights:
+it reproduces the compiled model's output bit for bit (tested on every problem).
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compiled import runtime
+from compiled.graph import CapturedGraph
+from load.problem import build_model, dtype_from_name, import_problem, make_inputs
+
+
+def load_tensors(cg: CapturedGraph) -> dict:
+    import torch
+
+    if not cg.tensors_path.exists():
+        return {"consts": [], "module_constants": {}}
+    return torch.load(cg.tensors_path, weights_only=True)
+
+
+def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device: str) -> types.ModuleType:
+    """Inductor's module with `replacements` (kernel name → candidate source) swapped in."""
+    tensors = load_tensors(cg)
+    source = Path(cg.module_path).read_text()
+    return runtime.load_output_module(source, cg.module_path, tensors["module_constants"], device,
+                                      replacements, kernel_configs=cg.kernel_configs)
+
+
+def arg_tuples(cg: CapturedGraph) -> list[tuple]:
+    return [(a.kind, a.ref, a.shape, a.stride, a.dtype) for a in cg.args]
+
+
+@dataclass
+class ModelContext:
+    """A problem's model (seed 42) and its captured graph, ready to run for any input seed."""
+
+    problem_path: str
+    workdir: str
+    dtype: str = "fp32"
+    device: str = "cuda"
+    _model: object = field(default=None, repr=False)
+    _problem: object = field(default=None, repr=False)
+    _consts: list = field(default=None, repr=False)
+
+    @property
+    def captured(self) -> CapturedGraph:
+        return CapturedGraph.load(self.workdir)
+
+    @property
+    def problem(self):
+        if self._problem is None:
+            self._problem = import_problem(self.problem_path)
+        return self._problem
+
+    @property
+    def model(self):
+        if self._model is None:
+            self._model = build_model(self.problem, self.device, dtype_from_name(self.dtype))
+        return self._model
+
+    def inputs(self, seed: int) -> list:
+        return make_inputs(self.problem, seed, self.device, dtype_from_name(self.dtype))
+
+    def flat_args(self, inputs: list) -> list:
+        if self._consts is None:
+            self._consts = load_tensors(self.captured)["consts"]
+        return runtime.flat_args(arg_tuples(self.captured), self.model, inputs, self._consts, self.device)
+
+    def module(self, replacements: dict[str, str] | None = None) -> types.ModuleType:
+        return load_stitched(self.captured, replacements, self.device)
+
+    def run(self, mod: types.ModuleType, inputs: list) -> list:
+        """The model's output leaves, computed by the (re-stitched) module."""
+        cg = self.captured
+        outs = runtime.call_module(mod, self.flat_args(inputs))
+        return [outs[i] for i in cg.output_map]

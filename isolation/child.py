@@ -1,0 +1,186 @@
+"""Run one stage function in a fresh child process.
+
+Every stage that imports a submission, launches a kernel or touches CUDA runs
+here: a crash, an illegal memory access, a hang or a `sys.exit` in submitted
+code ends only the child, and the parent gets a `ChildError` that says which.
+The parent never initialises CUDA, so it can fork-free start any number of
+children and pin each to a GPU through its environment.
+"""
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import threading
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+In = TypeVar("In")
+Out = TypeVar("Out")
+
+# `spawn` environments are copied from os.environ when the child starts, and
+# some variables (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES) must be in place
+# before the child imports anything; the lock keeps concurrent starts apart.
+_env_lock = threading.Lock()
+
+
+@dataclass
+class ChildError(Exception):
+    """A stage's child process did not return a result."""
+
+    kind: str  # "exception" | "timeout" | "crash"
+    message: str
+    traceback: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+def _child_main(conn, fn: Callable[[Any], Any], arg: Any) -> None:
+    try:
+        result = fn(arg)
+        conn.send(("ok", result))
+    except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
+        conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+    finally:
+        conn.close()
+
+
+def run_in_child(
+    fn: Callable[[In], Out],
+    arg: In,
+    *,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+) -> Out:
+    """Call `fn(arg)` in a spawned process and return its result.
+
+    `fn` must be a module-level function and `arg` and the result picklable.
+    Raises ChildError on an exception in the child, a timeout (the child is
+    killed) or a crash (the child died without answering: segfault, CUDA abort,
+    out-of-memory kill).
+    """
+    ctx = mp.get_context("spawn")
+    parent_conn, child_conn = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(child_conn, fn, arg), daemon=False)
+    with _env_lock:
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        try:
+            proc.start()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    child_conn.close()
+    try:
+        if not parent_conn.poll(timeout_s):
+            raise ChildError("timeout", f"{_name(fn)} did not finish within {timeout_s:.0f} s")
+        try:
+            msg = parent_conn.recv()
+        except EOFError:
+            proc.join(5)
+            raise ChildError("crash", f"{_name(fn)} died without a result (exit code {proc.exitcode})")
+        if msg[0] == "ok":
+            return msg[1]
+        raise ChildError("exception", msg[1], msg[2])
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(10)
+        parent_conn.close()
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, "__qualname__", repr(fn))
+
+
+def _session_main(conn) -> None:
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        fn, arg = msg
+        try:
+            conn.send(("ok", fn(arg)))
+        except BaseException as exc:  # noqa: BLE001
+            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+
+
+class ChildSession:
+    """A long-lived child process that runs many calls, keeping state between them.
+
+    Used where one child must serve many small requests (evaluating batches of
+    candidates against the same captured kernel inputs) without paying the
+    start-up of torch and the compiled module for each. A crash or timeout
+    kills the session; `call` raises ChildError and the next call starts a
+    fresh process.
+    """
+
+    def __init__(self, env: dict[str, str] | None = None):
+        self.env = dict(env or {})
+        self._proc = None
+        self._conn = None
+
+    def _start(self) -> None:
+        ctx = mp.get_context("spawn")
+        self._conn, child_conn = ctx.Pipe(duplex=True)
+        proc = ctx.Process(target=_session_main, args=(child_conn,), daemon=True)
+        with _env_lock:
+            saved = {k: os.environ.get(k) for k in self.env}
+            os.environ.update(self.env)
+            try:
+                proc.start()
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+        child_conn.close()
+        self._proc = proc
+
+    def call(self, fn: Callable[[In], Out], arg: In, *, timeout_s: float) -> Out:
+        if self._proc is None or not self._proc.is_alive():
+            self.close()
+            self._start()
+        try:
+            self._conn.send((fn, arg))
+            if not self._conn.poll(timeout_s):
+                self.close()
+                raise ChildError("timeout", f"{_name(fn)} did not finish within {timeout_s:.0f} s")
+            msg = self._conn.recv()
+        except (EOFError, BrokenPipeError, ConnectionResetError):
+            code = self._proc.exitcode if self._proc else None
+            self.close()
+            raise ChildError("crash", f"{_name(fn)} died without a result (exit code {code})") from None
+        if msg[0] == "ok":
+            return msg[1]
+        raise ChildError("exception", msg[1], msg[2])
+
+    def close(self) -> None:
+        if self._proc is not None:
+            try:
+                if self._proc.is_alive():
+                    self._conn.send(None)
+                    self._proc.join(2)
+            except (OSError, BrokenPipeError):
+                pass
+            if self._proc.is_alive():
+                self._proc.kill()
+            self._proc.join(5)
+        if self._conn is not None:
+            self._conn.close()
+        self._proc = None
+        self._conn = None
+
+    def __enter__(self) -> "ChildSession":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""One optimization job: the stages of SPEC §2 in order, with artifacts and events."""

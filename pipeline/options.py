@@ -1,0 +1,80 @@
+"""The options of one job, and what a job reports as it runs and when it ends."""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable, Optional
+
+PRECISION_POLICIES = ("strict", "tf32")
+OUTCOMES = ("optimized", "matched", "fallback", "failed")
+
+
+@dataclass
+class JobOptions:
+    dtype: str = "fp32"  # fp32 | bf16 | fp16
+    precision: str = "strict"  # strict | tf32 (SPEC §3, Gate 3)
+    time_budget_s: float = 900.0  # whole job, compile included
+    generators: list[str] = field(default_factory=lambda: ["launch_config"])
+    gamma: float = 1.03  # Gate 4: required end-to-end speedup
+    rho_max: float = 10.0
+    seeds: list[int] = field(default_factory=lambda: [1, 2, 3])  # Gate 2/3 input seeds
+    # search (SPEC §4)
+    iterations: int = 5
+    plans_per_iteration: int = 4
+    beam_width: int = 4
+    max_candidates_per_kernel: int = 24
+    device: str = "auto"  # auto | cuda | interpreter
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISION_POLICIES:
+            raise ValueError(f"precision must be one of {PRECISION_POLICIES}, got {self.precision!r}")
+        if self.dtype not in ("fp32", "bf16", "fp16"):
+            raise ValueError(f"dtype must be fp32, bf16 or fp16, got {self.dtype!r}")
+        if self.gamma < 1.0:
+            raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
+        if self.time_budget_s <= 0:
+            raise ValueError("time_budget_s must be positive")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "JobOptions":
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown job options: {sorted(unknown)}")
+        return cls(**data)
+
+
+@dataclass
+class JobEvent:
+    """Progress of a job: a stage starting or ending, a candidate's verdict, a log line."""
+
+    stage: str  # load | compile | decompose | profile | search | restitch | verify | report
+    kind: str  # stage_started | stage_finished | progress | log
+    message: str
+    data: dict[str, Any] = field(default_factory=dict)
+    at: float = field(default_factory=time.time)
+
+
+EventSink = Callable[[JobEvent], None]
+CancelCheck = Callable[[], bool]
+
+
+@dataclass
+class JobResult:
+    outcome: str  # optimized | matched | fallback | failed
+    cause: str  # why: e.g. "speedup 1.12x >= gamma", "library-dominated", an error message
+    speedup: Optional[float] = None  # vs the compiler baseline (1.0 unless optimized)
+    baseline_ms: Optional[float] = None
+    optimized_ms: Optional[float] = None
+    noise_pct: Optional[float] = None
+    precision: str = "strict"
+    reduced_precision: bool = False
+    artifacts: list[str] = field(default_factory=list)  # file names in the job's workdir
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    error: Optional[str] = None  # for outcome "failed": the clear message for the user
+
+    def to_dict(self) -> dict:
+        return asdict(self)

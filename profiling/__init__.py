@@ -1,0 +1,1 @@
+"""Stages 4-5: timing, baseline profile and strategy analysis."""

@@ -1,0 +1,76 @@
+"""The one timing harness: interleaved A/B rounds of `do_bench` medians.
+
+Every speed figure KernelOPT reports (Gate 4, kernel ranking, bench reports)
+comes from `bench_interleaved`. Variants are timed round-robin, the order
+rotating each round so that no variant always runs first after another; each
+round's figure is a `triton.testing.do_bench` median (L2 flushed before every
+call), and the spread of the rounds is reported as noise.
+
+On a machine without CUDA there is no meaningful time: the harness falls back
+to wall-clock medians and labels them `method="cpu-wallclock"`, which the
+pipeline never uses to claim a speedup.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+WARMUP_MS = 25.0
+REP_MS = 100.0
+
+
+@dataclass
+class Timing:
+    rounds: dict[str, list[float]]  # variant -> per-round median ms
+    method: str  # "do_bench" | "cpu-wallclock"
+    warmup_ms: float = WARMUP_MS
+    rep_ms: float = REP_MS
+    median_ms: dict[str, float] = field(default_factory=dict)
+    noise_pct: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, values in self.rounds.items():
+            med = statistics.median(values)
+            self.median_ms[name] = med
+            self.noise_pct[name] = 100.0 * (max(values) - min(values)) / med if med > 0 else 0.0
+
+    def speedup(self, baseline: str, candidate: str) -> float:
+        return self.median_ms[baseline] / self.median_ms[candidate]
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def bench_interleaved(fns: dict[str, Callable[[], object]], rounds: int = 5,
+                      warmup_ms: float = WARMUP_MS, rep_ms: float = REP_MS) -> Timing:
+    """Time each callable `rounds` times, interleaved; one do_bench median per round."""
+    names = list(fns)
+    results: dict[str, list[float]] = {n: [] for n in names}
+    if _cuda():
+        import torch
+        from triton.testing import do_bench
+
+        for fn in fns.values():  # compile, autotune-free warm start before any round
+            fn()
+        torch.cuda.synchronize()
+        for r in range(rounds):
+            k = r % len(names)
+            for name in names[k:] + names[:k]:
+                results[name].append(float(do_bench(fns[name], warmup=warmup_ms, rep=rep_ms,
+                                                    return_mode="median")))
+        return Timing(results, "do_bench", warmup_ms, rep_ms)
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            samples = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                fns[name]()
+                samples.append((time.perf_counter() - t0) * 1e3)
+            results[name].append(statistics.median(samples))
+    return Timing(results, "cpu-wallclock", 0.0, 0.0)

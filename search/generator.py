@@ -1,0 +1,71 @@
+"""The one small interface every candidate generator implements.
+
+A generator proposes candidates for one target kernel: standalone Triton
+kernel modules with the same launch interface as Inductor's kernel
+(`run(*args, stream=None)`, pointer arguments then numels, same outputs and
+strides). It never decides what is correct or fast: every candidate from every
+generator goes through the same gates. LLM agents plug in as another
+generator (they read `history` for feedback and the profile for guidance).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+
+@dataclass
+class KernelTarget:
+    """What a generator may know about the kernel it improves."""
+
+    name: str  # Inductor's kernel name, e.g. triton_red_fused_mul_sum_0
+    source: str  # Inductor's kernel module source (the async_compile.triton text)
+    kind: str  # pointwise | reduction | persistent | template | ...
+    arg_names: list[str]
+    signature: dict[str, str]
+    numels: list[int]  # the launch's trailing integer args
+    size_hints: dict = field(default_factory=dict)
+    inductor_meta: dict = field(default_factory=dict)
+    baseline_config: dict = field(default_factory=dict)  # {"kwargs":..., "num_warps":..., "num_stages":...}
+    aten_ops: list[str] = field(default_factory=list)
+    profile: dict = field(default_factory=dict)  # time share, registers, ncu metrics when present
+
+
+@dataclass
+class Candidate:
+    target: str  # kernel name
+    source: str  # standalone module defining run(*args, stream=None)
+    generator: str
+    description: str
+    params: dict[str, Any] = field(default_factory=dict)
+    parent: Optional[str] = None  # id of the candidate it was derived from
+    chain: int = 0  # search chain (for DiverseSelect)
+
+    @property
+    def id(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(self.source.encode()).hexdigest()[:12]
+
+
+@dataclass
+class Attempt:
+    """A candidate and what the gates and the timer said about it."""
+
+    candidate: Candidate
+    passed: bool
+    gate: str  # the last gate run: gate1 | gate2 | timed
+    feedback: str  # failure text for the generator, or a summary
+    kernel_ms: Optional[float] = None  # median kernel time (Gate-2-passing candidates)
+    baseline_kernel_ms: Optional[float] = None
+    metrics: dict = field(default_factory=dict)
+
+
+class CandidateGenerator(Protocol):
+    name: str
+
+    def applicable(self, target: KernelTarget) -> Optional[str]:
+        """None if the generator can work on `target`, else the reason it cannot."""
+
+    def propose(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt],
+                budget: int) -> list[Candidate]:
+        """Up to `budget` new candidates, derived from the beam's best and the history."""
