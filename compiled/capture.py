@@ -149,6 +149,14 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     kernel_configs = runtime.chosen_kernel_configs(module_globals)
     bit_exact = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
                                      output_map, leaves, req.device)
+    context_ms = {}
+    if req.device.startswith("cuda"):
+        from profiling.timing import bench_interleaved
+
+        with torch.no_grad():
+            timing = bench_interleaved({"eager": lambda: model(*inputs),
+                                        "torch.compile": lambda: compiled_model(*inputs)}, rounds=3)
+        context_ms = dict(timing.median_ms)
     cg = CapturedGraph(
         module_path=str(module_path),
         args=specs,
@@ -162,6 +170,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
         compile_seconds=round(compile_seconds, 2),
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
+        context_ms=context_ms,
     )
     cg.save(workdir)
     return cg

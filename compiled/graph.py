@@ -36,6 +36,7 @@ class CapturedGraph:
     device_name: str = ""
     compile_seconds: float = 0.0
     mode_options: dict = field(default_factory=dict)
+    context_ms: dict = field(default_factory=dict)  # eager and torch.compile callable, for context
     restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output
 
     @property

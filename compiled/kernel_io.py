@@ -49,20 +49,36 @@ def clone_arg(x: Any) -> Any:
     return out
 
 
-class _Recorder:
-    """Stands in for one kernel object in the module; forwards every launch."""
+def poison_(t) -> None:
+    """Fill a tensor with a value no kernel computes by accident: NaN, or a sentinel int."""
+    import torch
 
-    def __init__(self, name: str, inner: Any):
+    if t.is_floating_point() or t.is_complex():
+        t.fill_(float("nan"))
+    elif t.dtype == torch.bool:
+        t.fill_(True)
+    else:
+        t.fill_(torch.iinfo(t.dtype).min + 7)
+
+
+class _Recorder:
+    """Stands in for one kernel object in the module; forwards every launch.
+
+    Pure outputs (`poison` indexes) are poisoned before the launch, so that an
+    element the kernel never writes is recognisable in the reference.
+    """
+
+    def __init__(self, name: str, inner: Any, poison: list[int]):
         self.name = name
         self.inner = inner
+        self.poison = poison
         self.records: list[KernelIO] = []
 
     def run(self, *args, **kwargs):
-        import torch
-
+        for i in self.poison:
+            poison_(args[i])
         before = [clone_arg(a) for a in args]
         result = self.inner.run(*args, **kwargs)
-        torch.cuda.synchronize() if torch.cuda.is_available() else None
         after = [clone_arg(a) for a in args]
         extra = {k: v for k, v in kwargs.items() if k != "stream"}
         self.records.append(KernelIO(self.name, before, after, extra))
@@ -72,10 +88,16 @@ class _Recorder:
         return getattr(self.inner, item)
 
 
-def capture_kernel_io(mod: types.ModuleType, kernel: str, run_module) -> list[KernelIO]:
+def output_indexes(arg_names: list[str]) -> list[int]:
+    """Arguments Inductor's naming marks as pure outputs (out_ptrN; not in_out_ptrN)."""
+    return [i for i, n in enumerate(arg_names) if n.startswith("out_ptr")]
+
+
+def capture_kernel_io(mod: types.ModuleType, kernel: str, run_module,
+                      poison: list[int] | None = None) -> list[KernelIO]:
     """Run `run_module(mod)` with `kernel`'s launches recorded; return one KernelIO per launch."""
     original = getattr(mod, kernel)
-    recorder = _Recorder(kernel, original)
+    recorder = _Recorder(kernel, original, poison or [])
     setattr(mod, kernel, recorder)
     try:
         run_module(mod)

@@ -37,6 +37,12 @@ class ChildError(Exception):
 
 
 def _child_main(conn, fn: Callable[[Any], Any], arg: Any) -> None:
+    # Lead a process group of our own, so that a timeout kills this child and
+    # every process it started (a job child starts stage children of its own).
+    try:
+        os.setsid()
+    except OSError:
+        pass
     try:
         result = fn(arg)
         conn.send(("ok", result))
@@ -87,10 +93,23 @@ def run_in_child(
             return msg[1]
         raise ChildError("exception", msg[1], msg[2])
     finally:
-        if proc.is_alive():
-            proc.kill()
+        _kill_group(proc)
         proc.join(10)
         parent_conn.close()
+
+
+def _kill_group(proc) -> None:
+    """Kill the child and anything it started (its process group), if still there."""
+    import signal
+
+    if proc.pid is None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+    if proc.is_alive():
+        proc.kill()
 
 
 def _name(fn: Callable) -> str:

@@ -18,6 +18,7 @@ class Model(nn.Module):
 batch_size = 8192
 dim = 8192
 # eager ~ 1.4 ms: 8 elementwise ops, ~18 passes over a 268 MB tensor (4.8 GB / 3.5 TB/s).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.15 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim)]

@@ -13,9 +13,10 @@ class Model(nn.Module):
         return x * torch.sigmoid(x)
 
 
-batch_size = 16384
-dim = 8192
-# eager ~ 0.8 ms: sigmoid (2 passes) + mul (3 passes) over a 537 MB tensor (2.7 GB / 3.5 TB/s).
+batch_size = 12288
+dim = 16384
+# eager ~ 1.15 ms: sigmoid (2 passes) + mul (3 passes) over an 805 MB tensor (4.0 GB / 3.5 TB/s).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.94 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim)]

@@ -20,6 +20,7 @@ dim2 = 512
 reduce_dim = 1
 # eager ~ 0.31 ms: one read of a 1.07 GB tensor (a single-pass op cannot reach 1 ms under the
 # ~300M-element input cap).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.27 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim1, dim2)]

@@ -19,6 +19,7 @@ dim1 = 4096
 dim2 = 512
 reduce_dim = 1
 # eager ~ 0.31 ms: one read of a 1.07 GB tensor (single-pass; bounded by the input cap).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.33 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim1, dim2)]

@@ -17,10 +17,11 @@ class Model(nn.Module):
         return self.ln(x)
 
 
-batch_size = 32
+batch_size = 64
 seq_len = 4096
 features = 1024
-# eager ~ 0.31 ms: native_layer_norm reads and writes a 537 MB tensor once (1.07 GB).
+# eager ~ 0.61 ms: native_layer_norm reads and writes a 1.07 GB tensor once (2.1 GB).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.78 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, seq_len, features)]

@@ -23,6 +23,7 @@ num_groups = 8
 dim1 = 256
 dim2 = 256
 # eager ~ 0.46 ms: statistics (1 read) + normalize (read + write) over a 537 MB tensor (1.6 GB).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.82 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, features, dim1, dim2)]

@@ -18,6 +18,7 @@ batch_size = 16384
 dim = 8192
 beta = 1.0
 # eager ~ 0.6 ms: elementwise loss (2 reads + 1 write) + mean (1 read) over 537 MB tensors (2.1 GB).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.51 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim), torch.randn(batch_size, dim)]

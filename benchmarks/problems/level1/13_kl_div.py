@@ -13,10 +13,11 @@ class Model(nn.Module):
         return F.kl_div(torch.log(predictions), targets, reduction="batchmean")
 
 
-batch_size = 16384
+batch_size = 32768
 dim = 4096
-# eager ~ 0.85 ms: log (2 passes) + kl_div's target*(log(target)-input) (~8 passes) + sum (1)
-# over 268 MB tensors (2.95 GB).
+# eager ~ 1.7 ms: log (2 passes) + kl_div's target*(log(target)-input) (~8 passes) + sum (1)
+# over 537 MB tensors (5.9 GB).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.39 ms.
 
 def get_inputs():
     return [

@@ -22,6 +22,7 @@ kernel_size = 3
 stride = 2
 padding = 1
 # eager ~ 0.38 ms: read 1.07 GB, write 268 MB (single pass; bounded by the input cap).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.03 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, channels, height, width)]

@@ -16,6 +16,7 @@ class Model(nn.Module):
 M = 16384
 K = 16384
 # eager ~ 0.31 ms: memory-bound, one read of the 1.07 GB matrix (bounded by the input cap).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.27 ms.
 
 def get_inputs():
     return [torch.randn(M, K), torch.randn(K, 1)]

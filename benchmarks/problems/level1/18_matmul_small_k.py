@@ -17,6 +17,7 @@ M = 16384
 N = 16384
 K = 32
 # eager ~ 0.5 ms: writes a 1.07 GB output (0.31 ms) and does 17 GFLOP (0.38 ms), overlapping.
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 0.64 ms.
 
 def get_inputs():
     return [torch.randn(M, K), torch.randn(K, N)]

@@ -14,10 +14,11 @@ class Model(nn.Module):
         return torch.cumsum(x, dim=self.dim)
 
 
-batch_size = 32768
+batch_size = 65536
 dim = 4096
 scan_dim = 1
-# eager ~ 0.31 ms: read + write of a 537 MB tensor (1.07 GB).
+# eager ~ 0.61 ms: read + write of a 1.07 GB tensor (2.1 GB).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.11 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, dim)]

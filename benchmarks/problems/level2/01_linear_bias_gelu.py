@@ -21,6 +21,7 @@ batch_size = 8192
 in_features = 1024
 out_features = 4096
 # eager ~ 1.7 ms: addmm 68.7 GFLOP (1.5 ms) + bias add (3 passes) + gelu (2 passes) over 134 MB (0.19 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.55 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_features)]

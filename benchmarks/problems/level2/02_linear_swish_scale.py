@@ -22,6 +22,7 @@ in_features = 1024
 out_features = 2048
 scaling_factor = 2.0
 # eager ~ 1.8 ms: addmm 68.7 GFLOP (1.5 ms) + sigmoid, mul, mul (7 passes over 134 MB, 0.27 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.61 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_features)]

@@ -25,6 +25,7 @@ height = 128
 width = 128
 kernel_size = 3
 # eager ~ 2.2 ms: conv 77 GFLOP (1.7 ms) + batch-norm stats/apply and relu (~5 passes over 268 MB, 0.4 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.52 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

@@ -28,6 +28,7 @@ width = 128
 kernel_size = 3
 num_groups = 8
 # eager ~ 1.2 ms: conv 37 GFLOP (0.83 ms) + group norm (3 passes) + mean (1 pass) over 260 MB (0.3 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.59 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

@@ -19,6 +19,7 @@ batch_size = 8192
 in_features = 2048
 out_features = 4096
 # eager ~ 3.1 ms: addmm 137 GFLOP (3.05 ms) + row sum (1 read of 134 MB, 0.04 ms); GEMM-dominated.
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.77 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_features)]

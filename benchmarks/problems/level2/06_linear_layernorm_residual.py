@@ -22,6 +22,7 @@ batch_size = 8192
 in_features = 2048
 out_features = 2048
 # eager ~ 1.6 ms: addmm 68.7 GFLOP (1.5 ms) + layer norm (2 passes) + add (3 passes) over 67 MB (0.1 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.47 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_features), torch.randn(batch_size, out_features)]

@@ -26,6 +26,7 @@ kernel_size = 3
 pool_kernel_size = 2
 # eager ~ 1.7 ms: conv 38.7 GFLOP (0.86 ms) + softmax over channels (3 passes) and max pool
 # (1.25 passes) over a 537 MB activation (0.8 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 3.61 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

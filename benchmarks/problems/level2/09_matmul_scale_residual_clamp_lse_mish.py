@@ -30,6 +30,7 @@ clamp_min = -10.0
 clamp_max = 10.0
 # eager ~ 2.0 ms: addmm 68.7 GFLOP (1.5 ms) + scale, add, clamp and logsumexp's amax/sub/exp/sum
 # (~13 passes over 134 MB, 0.5 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.86 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, input_size)]

@@ -31,6 +31,7 @@ padding = 1
 scale = 1.5
 # eager ~ 1.6 ms: transposed conv 34 GFLOP (0.76 ms) + bias, tanh, scale, mean, sub
 # (~11 passes over a 268 MB activation, 0.84 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 4.02 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

@@ -25,6 +25,7 @@ width = 128
 kernel_size = 3
 scale_factor = 2.0
 # eager ~ 1.1 ms: conv 38.7 GFLOP (0.86 ms) + scale (2 passes) + channel min (1 pass) over 268 MB (0.23 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.48 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

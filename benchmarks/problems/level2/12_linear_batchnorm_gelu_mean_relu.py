@@ -27,6 +27,7 @@ in_features = 1024
 out_features = 2048
 # eager ~ 1.8 ms: addmm 68.7 GFLOP (1.5 ms) + batch norm over the batch (3 passes), gelu (2),
 # mean (1) over 134 MB (0.23 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.67 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_features)]

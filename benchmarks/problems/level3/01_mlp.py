@@ -25,6 +25,7 @@ input_size = 2048
 hidden_sizes = [4096, 4096, 2048]
 output_size = 1024
 # eager ~ 3.3 ms: four addmm, 146 GFLOP (3.25 ms) + activations (~6 passes over 16-34 MB, 0.05 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.94 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, input_size)]

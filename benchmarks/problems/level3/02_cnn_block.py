@@ -30,6 +30,7 @@ width = 128
 kernel_size = 3
 # eager ~ 2.2 ms: two convs, 77 GFLOP (1.7 ms) + batch norms, relus and the add
 # (~13 passes over 134 MB, 0.5 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.66 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, channels, height, width)]

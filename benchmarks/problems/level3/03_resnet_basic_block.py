@@ -36,6 +36,7 @@ width = 112
 stride = 2
 # eager ~ 1.3 ms: three convs, 46 GFLOP (1.0 ms) + three batch norms, relus, add
 # (~16 passes over 51 MB, 0.25 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.43 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, in_channels, height, width)]

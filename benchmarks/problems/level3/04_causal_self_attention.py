@@ -40,6 +40,7 @@ n_embd = 768
 n_head = 12
 # eager ~ 2.6 ms: projections + two batched matmuls, 64.5 GFLOP (1.45 ms) + scale, mask, softmax
 # over the 403 MB attention matrix (~10 passes, 1.15 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.58 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, seq_len, n_embd)]

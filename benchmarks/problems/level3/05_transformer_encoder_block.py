@@ -46,6 +46,7 @@ n_head = 12
 d_ff = 3072
 # eager ~ 3.3 ms: projections, attention matmuls and MLP, 129 GFLOP (2.85 ms) + softmax over the
 # 201 MB attention matrix (~6 passes, 0.35 ms) + layer norms, gelu, adds (~0.1 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 3.40 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, seq_len, d_model)]

@@ -34,6 +34,7 @@ input_size = 1024
 hidden_size = 1024
 # eager ~ 2.7 ms: input GEMM + 8 recurrent GEMMs, 103 GFLOP (2.3 ms) + ~12 small gate kernels
 # per step (~1 GB moved in total plus launch overhead, ~0.4 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 2.87 ms.
 
 def get_inputs():
     return [torch.randn(seq_len, batch_size, input_size), torch.randn(batch_size, hidden_size)]

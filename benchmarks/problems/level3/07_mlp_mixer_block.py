@@ -35,6 +35,7 @@ token_hidden = 256
 channel_hidden = 2048
 # eager ~ 1.5 ms: four GEMMs, 59 GFLOP (1.3 ms) + layer norms, transposes, gelus, adds
 # (~0.6 GB moved, 0.17 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.62 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, num_patches, channels)]

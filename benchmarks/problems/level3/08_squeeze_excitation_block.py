@@ -35,6 +35,7 @@ width = 56
 reduction = 16
 # eager ~ 1.6 ms: two convs, 59 GFLOP (1.3 ms) + batch norms, relus, pooling, gating, add
 # (~17 passes over 51 MB, 0.25 ms).
+# measured eager on one H200 (fp32, TF32 off, torch 2.11): 1.72 ms.
 
 def get_inputs():
     return [torch.randn(batch_size, channels, height, width)]

@@ -1,0 +1,1 @@
+"""The `kernelopt` command: thin front ends over the engine (and, later, the service)."""

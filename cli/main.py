@@ -1,0 +1,110 @@
+"""`kernelopt`: optimize one problem, bench a directory, re-check a result."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL_PROBLEM = REPO / "benchmarks" / "problems" / "level2" / "01_linear_gelu.py"
+DEFAULT_KERNEL_PROBLEM = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
+
+
+def _print_event(event) -> None:
+    if event.kind == "stage_started":
+        print(f"[{time.strftime('%H:%M:%S')}] {event.stage}: {event.message}", flush=True)
+    elif event.kind == "stage_finished":
+        print(f"[{time.strftime('%H:%M:%S')}]   {event.message}", flush=True)
+    else:
+        print(f"[{time.strftime('%H:%M:%S')}]   {event.message}", flush=True)
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    from pipeline.device import NO_GPU_MESSAGE, probe_device
+    from pipeline.job import run_job
+    from pipeline.options import JobOptions
+
+    problem = args.problem
+    if problem is None:
+        info = probe_device()
+        if info.cuda:
+            problem = str(DEFAULT_MODEL_PROBLEM)
+        else:
+            print(f"No problem given and no GPU here. {NO_GPU_MESSAGE}\n"
+                  f"Running the embedded single-kernel default instead: {DEFAULT_KERNEL_PROBLEM.relative_to(REPO)}\n",
+                  flush=True)
+            problem = str(DEFAULT_KERNEL_PROBLEM)
+    workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
+    options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget)
+    print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
+    result = run_job(problem, workdir, options, on_event=None if args.json else _print_event)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1))
+    else:
+        print(f"\noutcome: {result.outcome} — {result.cause}")
+        if result.speedup is not None and result.baseline_ms is not None:
+            print(f"speedup vs compiler baseline: {result.speedup:.3f}x "
+                  f"(baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)")
+        print(f"report: {workdir / 'report.md'}")
+    return 1 if result.outcome == "failed" else 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from pipeline.check import CheckRequest, run_check
+
+    result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision))
+    print(json.dumps(result, indent=1) if args.json else result["summary"])
+    return 0 if result["passed"] else 1
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from pipeline.bench import BenchOptions, run_bench
+
+    summary = run_bench(BenchOptions(
+        problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
+        precision=args.precision, gpus=args.gpus, only=args.only))
+    print(summary["text"])
+    return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kernelopt", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    o = sub.add_parser("optimize", help="run one job locally (no service)")
+    o.add_argument("problem", nargs="?", help="model file (KernelBench convention) or Triton kernel file; "
+                   "default: an embedded problem")
+    o.add_argument("--workdir", help="where artifacts go (default runs/<problem>)")
+    o.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
+    o.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
+    o.add_argument("--json", action="store_true", help="print the result as JSON only")
+    o.set_defaults(func=cmd_optimize)
+
+    c = sub.add_parser("check", help="independently re-check an optimized_module.py on 5 fresh seeds")
+    c.add_argument("optimized")
+    c.add_argument("problem")
+    c.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("bench", help="optimize every problem of a directory and write a report")
+    b.add_argument("directory")
+    b.add_argument("--out", default="runs/bench")
+    b.add_argument("--time-limit", type=float, default=900.0, help="per problem, seconds")
+    b.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
+    b.add_argument("--only", default=None, help="substring filter on problem paths")
+    b.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""`kernelopt bench`: every problem of a directory, one job per GPU at a time.
+
+Each problem runs as its own job in its own child process (pinned to one GPU
+with CUDA_VISIBLE_DEVICES, killed with everything it started at the time
+limit), so N GPUs run N problems at once. Optimized results are re-checked
+independently on fresh seeds (`kernelopt check`). The report gives per-level
+geometric-mean speedups over all problems (unsolved count as 1.0), outcome
+counts and causes, wall time and GPU-minutes per problem, library share,
+regressions and wrong answers, and a plot of the speedup distribution.
+"""
+from __future__ import annotations
+
+import json
+import math
+import queue
+import statistics
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from isolation import ChildError, run_in_child
+
+
+@dataclass
+class BenchOptions:
+    problems_dir: str
+    out_dir: str = "runs/bench"
+    time_limit_s: float = 900.0
+    precision: str = "strict"
+    gpus: Optional[int] = None
+    only: Optional[str] = None
+
+
+@dataclass
+class BenchJob:
+    problem_path: str
+    workdir: str
+    precision: str
+    budget_s: float
+
+
+def _bench_job(job: BenchJob) -> dict:
+    """Child: one job, then the independent check of an optimized result."""
+    from pipeline.check import CheckRequest, run_check
+    from pipeline.job import run_job
+    from pipeline.options import JobOptions
+
+    t0 = time.monotonic()
+    result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, time_budget_s=job.budget_s))
+    row = {"result": result.to_dict(), "wall_s": time.monotonic() - t0}
+    if result.outcome == "optimized":
+        row["check"] = run_check(CheckRequest(str(Path(job.workdir) / "optimized_module.py"), job.problem_path,
+                                              precision=job.precision))
+    return row
+
+
+def _level(path: Path, root: Path) -> str:
+    rel = path.relative_to(root)
+    return rel.parts[0] if len(rel.parts) > 1 else "all"
+
+
+def run_bench(opts: BenchOptions) -> dict:
+    from pipeline.device import probe_device
+
+    root = Path(opts.problems_dir).resolve()
+    problems = sorted(p for p in root.rglob("*.py") if not p.name.startswith("_"))
+    if opts.only:
+        problems = [p for p in problems if opts.only in str(p)]
+    info = probe_device()
+    n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
+    out = Path(opts.out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    todo: "queue.Queue[Path]" = queue.Queue()
+    for p in problems:
+        todo.put(p)
+    rows: list[dict] = []
+    lock = threading.Lock()
+    t_start = time.monotonic()
+
+    def worker(gpu: int) -> None:
+        while True:
+            try:
+                p = todo.get_nowait()
+            except queue.Empty:
+                return
+            level = _level(p, root)
+            workdir = out / level / p.stem
+            env = {"CUDA_VISIBLE_DEVICES": str(gpu)} if info.cuda else {"TRITON_INTERPRET": "1"}
+            t0 = time.monotonic()
+            try:
+                row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), opts.precision,
+                                                        opts.time_limit_s - 30), timeout_s=opts.time_limit_s, env=env)
+            except ChildError as exc:
+                row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
+            row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu,
+                       wall_s=round(time.monotonic() - t0, 1))
+            row.update(_details(workdir))
+            with lock:
+                rows.append(row)
+                print(f"[gpu {gpu}] {row['problem']}: {row['result']['outcome']} "
+                      f"{row['result'].get('speedup') or ''} — {row['result']['cause'][:120]} "
+                      f"({row['wall_s']:.0f} s)", flush=True)
+
+    threads = [threading.Thread(target=worker, args=(g,)) for g in range(n_gpus if info.cuda else 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    summary = summarize(sorted(rows, key=lambda r: r["problem"]), time.monotonic() - t_start, n_gpus, info)
+    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+    (out / "bench.md").write_text(summary["text"])
+    _plot(summary["rows"], out / "speedups.png")
+    return summary
+
+
+def _details(workdir: Path) -> dict:
+    try:
+        report = json.loads((workdir / "report.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    prof = report.get("profile") or {}
+    cap = report.get("capture") or {}
+    return {"library_share": prof.get("library_share"), "triton_share": prof.get("triton_share"),
+            "compile_s": cap.get("compile_seconds"), "restitch_bit_exact": cap.get("restitch_bit_exact"),
+            "context_ms": report.get("context_timings")}
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def deployed_speedup(row: dict) -> float:
+    r = row["result"]
+    return float(r["speedup"]) if r["outcome"] == "optimized" and r.get("speedup") else 1.0
+
+
+def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
+    levels = sorted({r["level"] for r in rows})
+    geo = {lv: _geomean([deployed_speedup(r) for r in rows if r["level"] == lv]) for lv in levels}
+    geo["all"] = _geomean([deployed_speedup(r) for r in rows])
+    outcomes = Counter(r["result"]["outcome"] for r in rows)
+    causes = Counter(r["result"]["cause"].split(":")[0] for r in rows if r["result"]["outcome"] != "optimized")
+    regressions = [r["problem"] for r in rows if r["result"]["outcome"] == "optimized"
+                   and deployed_speedup(r) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
+    wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]
+    not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
+    walls = [r["wall_s"] for r in rows]
+    lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
+             "", f"Wall time {wall_s / 60:.1f} min; median per problem {statistics.median(walls) / 60:.2f} min "
+             f"(compile included); GPU-minutes {sum(walls) / 60:.1f}.", "",
+             "Geomean speedup vs compiler baseline (unsolved = 1.0): "
+             + ", ".join(f"{k} {v:.3f}x" for k, v in geo.items()), "",
+             f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
+             f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
+             f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}", "",
+             "| problem | outcome | speedup | library share | compile s | wall s | check | cause |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        res = r["result"]
+        ls = r.get("library_share")
+        check = "" if not r.get("check") else ("pass" if r["check"]["passed"] else "FAIL")
+        lines.append(f"| {r['problem']} | {res['outcome']} | {deployed_speedup(r):.3f} | "
+                     f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
+                     f"{check} | {res['cause'][:90]} |")
+    return {"rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
+            "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
+            "median_wall_min": statistics.median(walls) / 60 if walls else None,
+            "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for lv in sorted({r["level"] for r in rows}):
+        ax.scatter([r["name"][:18] for r in rows if r["level"] == lv],
+                   [deployed_speedup(r) for r in rows if r["level"] == lv], label=lv, s=18)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_ylabel("deployed speedup vs torch.compile")
+    ax.tick_params(axis="x", rotation=90, labelsize=6)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

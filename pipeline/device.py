@@ -1,0 +1,44 @@
+"""What the machine offers a job, probed in a child so the caller never touches CUDA."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+from isolation import run_in_child
+
+
+@dataclass
+class DeviceInfo:
+    cuda: bool
+    name: str
+    count: int
+    torch_version: str
+    triton_version: str
+    ncu: bool
+
+
+def _probe(_: object) -> DeviceInfo:
+    import torch
+    import triton
+
+    cuda = torch.cuda.is_available()
+    return DeviceInfo(
+        cuda=cuda,
+        name=torch.cuda.get_device_name() if cuda else "cpu",
+        count=torch.cuda.device_count() if cuda else 0,
+        torch_version=torch.__version__,
+        triton_version=triton.__version__,
+        ncu=shutil.which("ncu") is not None,
+    )
+
+
+def probe_device(timeout_s: float = 120.0) -> DeviceInfo:
+    return run_in_child(_probe, None, timeout_s=timeout_s)
+
+
+NO_GPU_MESSAGE = (
+    "model mode needs a CUDA GPU (Inductor generates Triton code only for GPUs), and none is "
+    "visible here. Without a GPU, KernelOPT runs single-kernel problems (a Triton `launch`, a "
+    "PyTorch `reference` and `get_inputs`) on the Triton interpreter: correctness is verified, "
+    "speed cannot be measured."
+)

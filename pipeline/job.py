@@ -1,0 +1,161 @@
+"""One job, stage by stage (SPEC §2): load → compile/capture → decompose → profile →
+search → re-stitch + verify → report.
+
+The orchestrating process never touches CUDA or runs submitted code: every such
+stage is a typed function run in a child (isolation), with a time limit drawn
+from the job's budget. Cancellation is honoured between stages.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+from isolation import ChildError, run_in_child
+from load.problem import ProblemError
+from load.stage import LoadRequest, LoadResult, load_problem
+from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe_device
+from pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions, JobResult
+from pipeline.report import JsonLines, render_markdown, write_json
+
+
+class JobCancelled(Exception):
+    pass
+
+
+class JobFailed(Exception):
+    """Ends the job with outcome `failed` and this message for the user."""
+
+
+class JobFallback(Exception):
+    """Ends the job with outcome `fallback`: the compiler's own code is deployed."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class JobContext:
+    """What every stage of one job shares: paths, options, deadline, sinks."""
+
+    problem_path: str
+    workdir: Path
+    options: JobOptions
+    on_event: Optional[EventSink] = None
+    should_cancel: Optional[CancelCheck] = None
+    started: float = field(default_factory=time.monotonic)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    report: dict = field(default_factory=dict)
+    device: Optional[DeviceInfo] = None
+
+    def __post_init__(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.events = JsonLines(self.workdir / "events.jsonl")
+        self.trajectory = JsonLines(self.workdir / "trajectory.jsonl")
+
+    def emit(self, stage: str, kind: str, message: str, **data) -> None:
+        event = JobEvent(stage, kind, message, data)
+        self.events.write(event)
+        if self.on_event is not None:
+            self.on_event(event)
+
+    def remaining_s(self) -> float:
+        return self.options.time_budget_s - (time.monotonic() - self.started)
+
+    def check_cancel(self) -> None:
+        if self.should_cancel is not None and self.should_cancel():
+            raise JobCancelled("cancelled")
+
+    def child(self, fn: Callable, arg, *, limit_s: float, what: str, env: dict | None = None):
+        """Run a stage function in a child, bounded by the job's remaining budget."""
+        timeout = min(limit_s, self.remaining_s())
+        if timeout <= 1:
+            raise JobFallback("timeout", f"time budget of {self.options.time_budget_s:.0f} s spent before {what}")
+        try:
+            return run_in_child(fn, arg, timeout_s=timeout, env=env)
+        except ChildError as exc:
+            if exc.kind == "exception" and exc.message.startswith("ProblemError: "):
+                raise JobFailed(exc.message.removeprefix("ProblemError: ")) from None
+            if exc.kind == "timeout":
+                raise JobFallback("timeout", f"{what} timed out: {exc.message}") from None
+            if exc.kind == "crash":
+                raise JobFallback("crash", f"{what} crashed: {exc.message}") from None
+            raise JobFailed(f"{what} failed: {exc.message}\n{exc.traceback[-2000:]}") from None
+
+    @contextmanager
+    def stage(self, name: str, message: str):
+        self.check_cancel()
+        self.emit(name, "stage_started", message)
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self.stage_seconds[name] = round(self.stage_seconds.get(name, 0.0) + time.monotonic() - t0, 2)
+        self.emit(name, "stage_finished", f"{name} done in {self.stage_seconds[name]:.1f} s")
+
+    def close(self) -> None:
+        self.events.close()
+        self.trajectory.close()
+
+
+def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None = None,
+            on_event: Optional[EventSink] = None, should_cancel: Optional[CancelCheck] = None) -> JobResult:
+    """Run one optimization job; always returns a JobResult and writes report.json.
+
+    `failed` is for a submission that cannot be run (with the reason); every
+    other ending deploys either the verified optimized model or the compiler's.
+    """
+    options = options or JobOptions()
+    ctx = JobContext(str(Path(problem_path).resolve()), Path(workdir).resolve(), options, on_event, should_cancel)
+    shutil.copyfile(ctx.problem_path, ctx.workdir / "problem.py")
+    ctx.report = {"problem": {"path": ctx.problem_path, "name": Path(problem_path).stem},
+                  "options": options.to_dict()}
+    try:
+        result = _run(ctx)
+    except JobCancelled:
+        result = JobResult("failed", "cancelled", error="the job was cancelled")
+    except JobFailed as exc:
+        result = JobResult("failed", str(exc).split("\n")[0], error=str(exc))
+    except JobFallback as exc:
+        result = JobResult("fallback", f"{exc.code}: {exc}", speedup=1.0)
+    except ProblemError as exc:
+        result = JobResult("failed", str(exc), error=str(exc))
+    result.precision = options.precision
+    result.stage_seconds = dict(ctx.stage_seconds)
+    ctx.report["result"] = result.to_dict()
+    write_json(ctx.workdir / "report.json", ctx.report)
+    (ctx.workdir / "report.md").write_text(render_markdown(ctx.report))
+    result.artifacts = sorted(p.name for p in ctx.workdir.iterdir() if p.is_file())
+    ctx.report["result"]["artifacts"] = result.artifacts
+    write_json(ctx.workdir / "report.json", ctx.report)
+    ctx.emit("report", "stage_finished", f"{result.outcome}: {result.cause}", outcome=result.outcome,
+             speedup=result.speedup)
+    ctx.close()
+    return result
+
+
+def _run(ctx: JobContext) -> JobResult:
+    with ctx.stage("load", "importing the submission in a child process"):
+        ctx.device = probe_device()
+        ctx.report["device"] = ctx.device
+        interpreter = not ctx.device.cuda
+        device = "cpu" if interpreter else "cuda"
+        env = {"TRITON_INTERPRET": "1"} if interpreter else None
+        load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device),
+                                     limit_s=300, what="loading the problem", env=env)
+        ctx.report["load"] = load
+        ctx.emit("load", "progress", f"{load.kind} problem {load.name}: outputs {load.output_shapes}",
+                 kind=load.kind, deterministic=load.deterministic)
+    if load.kind == "kernel":
+        from pipeline.kernel_job import run_kernel_job
+
+        return run_kernel_job(ctx, load, device, env)
+    if interpreter:
+        raise JobFailed(NO_GPU_MESSAGE)
+    from pipeline.model_job import run_model_job
+
+    return run_model_job(ctx, load)

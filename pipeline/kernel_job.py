@@ -1,0 +1,231 @@
+"""Single-kernel mode: a Triton kernel file (`launch`, `reference`, `get_inputs`).
+
+The whole file is the unit: candidates are variants of it with the same
+`launch` interface. Gate 2 compares a candidate's launch with the original's
+on three seeds (and checks the inputs are left untouched); Gate 3 compares it
+with the PyTorch reference (float64 fallback); Gate 4 times both launches.
+Runs on a GPU, or on the Triton interpreter where there is none (correctness
+only: the interpreter's times say nothing about a GPU).
+"""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
+from load.stage import LoadResult
+from pipeline.job import JobContext
+from pipeline.options import JobResult
+from search.beam import SearchConfig, search_kernel
+from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
+from search.generator import Attempt, KernelTarget
+from search.kernel_file_config import KernelFileConfigGenerator
+from verify.gate3_model import check_model
+from verify.gate4_perf import check_performance
+from verify.precision import reduced_precision_markers
+from verify.result import GateResult
+
+
+def _import_source(source: str, tag: str):
+    from compiled.runtime import kernel_cache_dir
+
+    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
+    path = Path(kernel_cache_dir()) / f"kernel_file_{tag}_{digest}.py"
+    if not path.exists():
+        path.write_text(source)
+    return import_problem(path, module_name=f"kernelopt_kfile_{tag}_{digest}")
+
+
+def _clone(xs: list) -> list:
+    from compiled.kernel_io import clone_arg
+
+    return [clone_arg(x) for x in xs]
+
+
+def _compare(name: str, got: list, want: list, rtol: float, atol: float) -> str | None:
+    import torch
+
+    if len(got) != len(want):
+        return f"{name}: {len(got)} outputs, expected {len(want)}"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return f"{name}: output {i} is {list(g.shape)} {g.dtype}, expected {list(w.shape)} {w.dtype}"
+        if not w.is_floating_point():
+            if not torch.equal(g, w):
+                return f"{name}: output {i} differs (exact comparison)"
+        elif not torch.allclose(g, w, rtol=rtol, atol=atol, equal_nan=True):
+            err = (g.double() - w.double()).abs().nan_to_num(float("inf"))
+            idx = tuple(int(j) for j in torch.unravel_index(err.argmax(), err.shape))
+            return (f"{name}: output {i} max abs error {err.max().item():.3g} at {idx} exceeds "
+                    f"rtol={rtol} atol={atol}")
+    return None
+
+
+def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
+    """Child side: Gates 1-2 on each candidate file, then time the survivors."""
+    from profiling.timing import bench_interleaved
+
+    c = batch.context
+    dtype = dtype_from_name(c.dtype)
+    original = import_problem(c.problem_path, module_name="kernelopt_kfile_original")
+    seeds_inputs = [make_inputs(original, s, c.device, dtype) for s in c.seeds]
+    with _no_grad():
+        expected = [[t.clone() for t in output_leaves(original.launch(*_clone(xs)))] for xs in seeds_inputs]
+    attempts, passing = [], {}
+    for cand in batch.candidates:
+        try:
+            mod = _import_source(cand.source, "cand")
+            with _no_grad():
+                output_leaves(mod.launch(*_clone(seeds_inputs[0])))
+        except Exception as exc:  # Gate 1: does not compile or launch
+            attempts.append(Attempt(cand, False, "gate1", f"{type(exc).__name__}: {exc}"[:2000]))
+            continue
+        failure = None
+        for seed, xs, want in zip(c.seeds, seeds_inputs, expected):
+            args = _clone(xs)
+            with _no_grad():
+                got = output_leaves(mod.launch(*args))
+            failure = _compare(f"seed {seed}", got, want, 1e-3, 1e-3)
+            if failure is None:
+                changed = [i for i, (a, b) in enumerate(zip(args, xs)) if hasattr(a, "shape") and not _same(a, b)]
+                if changed:
+                    failure = f"seed {seed}: the candidate modified its input(s) {changed}"
+            if failure:
+                break
+        if failure:
+            attempts.append(Attempt(cand, False, "gate2", failure))
+            continue
+        attempts.append(Attempt(cand, True, "timed", "passed gates 1-2"))
+        passing[cand.id] = mod
+    if passing:
+        xs = _clone(seeds_inputs[0])
+        fns = {"baseline": lambda: original.launch(*xs)}
+        for cid, mod in passing.items():
+            fns[cid] = (lambda m: (lambda: m.launch(*xs)))(mod)
+        with _no_grad():
+            timing = bench_interleaved(fns, rounds=3, warmup_ms=5.0, rep_ms=25.0)
+        for a in attempts:
+            if a.passed:
+                a.kernel_ms, a.baseline_kernel_ms = timing.median_ms[a.candidate.id], timing.median_ms["baseline"]
+                a.metrics["timing_method"] = timing.method
+    return attempts
+
+
+def _same(a, b) -> bool:
+    import torch
+
+    return torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                 and torch.equal(a.nan_to_num(), b.nan_to_num()))
+
+
+def _no_grad():
+    import torch
+
+    return torch.no_grad()
+
+
+@dataclass
+class KernelFileCheck:
+    problem_path: str
+    candidate_source: str
+    seeds: list[int]
+    precision: str
+    rho_max: float
+    dtype: str
+    device: str
+
+
+def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
+    """Gate 3 against the PyTorch reference on fresh seeds, then Gate 4 timing."""
+    import torch
+
+    from profiling.timing import bench_interleaved
+
+    dtype = dtype_from_name(req.dtype)
+    original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")
+    cand = _import_source(req.candidate_source, "final")
+    result = None
+    for seed in req.seeds:
+        xs = make_inputs(original, seed, req.device, dtype)
+        with torch.no_grad():
+            r32 = output_leaves(original.reference(*_clone(xs)))
+            o32 = output_leaves(cand.launch(*_clone(xs)))
+            x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+            result = check_model(r32, o32, lambda: output_leaves(original.reference(*x64)), req.precision,
+                                 rho_max=req.rho_max)
+        result.metrics["seed"] = seed
+        if not result.passed:
+            return result, None
+    xs = make_inputs(original, req.seeds[0], req.device, dtype)
+    with torch.no_grad():
+        timing = bench_interleaved({"baseline": lambda: original.launch(*xs),
+                                    "candidate": lambda: cand.launch(*xs)}, rounds=5)
+    return result, timing
+
+
+def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | None) -> JobResult:
+    opts = ctx.options
+    source = Path(ctx.problem_path).read_text()
+    shutil.copyfile(ctx.problem_path, ctx.workdir / "baseline_module.py")
+    shutil.copyfile(ctx.problem_path, ctx.workdir / "optimized_module.py")
+    target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[])
+    generator = KernelFileConfigGenerator()
+    reason = generator.applicable(target)
+    if reason:
+        return JobResult("fallback", f"no-candidates: {reason}", speedup=1.0)
+    with ctx.stage("search", "launch-configuration search over the kernel file"):
+        evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
+                                               device), batch_fn=evaluate_kernel_file_batch, env=env or {},
+                                   timeout_s=max(60.0, min(900.0, ctx.remaining_s())))
+        config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
+                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel, chains=1)
+
+        def on_attempt(a: Attempt) -> None:
+            ctx.trajectory.write({"target": target.name, "candidate_id": a.candidate.id, "plan": a.candidate.description,
+                                  "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
+                                  "feedback": a.feedback, "kernel_ms": a.kernel_ms,
+                                  "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
+            ctx.emit("search", "progress", f"{a.candidate.description}: "
+                     f"{'ok' if a.passed else 'rejected at ' + a.gate}", passed=a.passed)
+
+        try:
+            result = search_kernel(target, [generator], evaluator, config, on_attempt=on_attempt,
+                                   should_stop=lambda: ctx.remaining_s() < 60)
+        finally:
+            evaluator.close()
+        ctx.report["search"] = [{"target": target.name, "attempts": len(result.attempts),
+                                 "passed": sum(a.passed for a in result.attempts),
+                                 "best_kernel_speedup": None, "stopped_reason": result.stopped_reason}]
+    if not result.ranked:
+        return JobResult("fallback", f"no-faster-candidate: none of {len(result.attempts)} candidates passed "
+                         "gates 1-2", speedup=1.0)
+    best = result.ranked[0]
+    with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing"):
+        g3, timing = ctx.child(verify_kernel_file, KernelFileCheck(
+            ctx.problem_path, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
+            device), limit_s=900, what="verifying the best candidate", env=env)
+    ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
+                               f"{g3.message}"]
+    if not g3.passed:
+        return JobResult("fallback", f"correctness-failure: {g3.message}", speedup=1.0)
+    g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
+    times = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
+    if timing.method != "do_bench":
+        return JobResult("fallback", "no-gpu: the best candidate passed Gates 1-3 on the Triton interpreter; "
+                         "speed cannot be measured without a GPU, so the original kernel is kept",
+                         speedup=1.0, optimized_ms=times["baseline_ms"], **times)
+    if not g4.passed:
+        outcome = "matched" if g4.metrics.get("within_noise") else "fallback"
+        return JobResult(outcome, f"performance-gate: {g4.message}", speedup=1.0,
+                         optimized_ms=times["baseline_ms"], **times)
+    (ctx.workdir / "optimized_module.py").write_text(best.candidate.source)
+    import difflib
+
+    diff = difflib.unified_diff(source.splitlines(True), best.candidate.source.splitlines(True),
+                                f"original/{target.name}.py", f"kernelopt/{target.name}.py")
+    (ctx.workdir / f"diff_{target.name}.diff").write_text("".join(diff))
+    return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
+                     speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
+                     reduced_precision=bool(reduced_precision_markers(best.candidate.source)), **times)

@@ -1,0 +1,204 @@
+"""Model mode: the stages after loading, for a KernelBench-convention model."""
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from compiled.capture import CaptureRequest, capture_model
+from compiled.decompose import KernelGraph, decompose
+from compiled.graph import CapturedGraph
+from load.stage import LoadResult
+from pipeline.job import JobContext, JobFallback
+from pipeline.optimized_module import write_optimized_module
+from pipeline.options import JobResult
+from pipeline.report import write_json
+from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
+from profiling.strategy import fallback_cause, plan_targets
+from search.beam import SearchConfig, search_kernel
+from search.evaluate import ChildEvaluator, EvalContext
+from search.generator import Attempt, KernelTarget
+from search.registry import make_generator
+from verify.gate4_perf import check_performance
+from verify.precision import reduced_precision_markers
+from verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
+from verify.waterfall import select_combination
+
+
+def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
+    opts = ctx.options
+    with ctx.stage("compile", "torch.compile (Inductor, max-autotune, no CUDA graphs) and capture"):
+        cg: CapturedGraph = ctx.child(
+            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, "cuda"),
+            limit_s=1200, what="compiling the model")
+        ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
+        ctx.report["context_timings"] = dict(cg.context_ms)
+        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s; re-stitch bit-exact: "
+                 f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds)
+    if not cg.restitch_bit_exact:
+        raise JobFallback("crash", "re-executing Inductor's module did not reproduce the compiled output bit "
+                          "for bit; nothing can be verified against it")
+
+    with ctx.stage("decompose", "parsing the output module into kernels and library calls"):
+        graph: KernelGraph = decompose(Path(cg.module_path).read_text())
+        kernels = {name: k.kind for name, k in graph.kernels.items()}
+        ctx.report["graph"] = {
+            "triton_kernels": kernels,
+            "library_calls": [s.target for s in graph.library_steps()],
+            "fusible_groups": graph.fusible_groups,
+        }
+        ctx.emit("decompose", "progress", f"{len(kernels)} Triton kernels, "
+                 f"{len(graph.library_steps())} library calls, {len(graph.fusible_groups)} fusible groups")
+
+    with ctx.stage("profile", "baseline profile (torch.profiler; no ncu)"):
+        prof: BaselineProfile = ctx.child(
+            profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype),
+            limit_s=600, what="profiling the baseline")
+        ctx.report["profile"] = prof
+        write_json(ctx.workdir / "profile.json", prof)
+        decisions = plan_targets(kernels, prof, opts.gamma)
+        ctx.report["targets"] = decisions
+    baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
+                           noise_pct=prof.noise_pct)
+    _write_artifacts(ctx, cg, {})
+    cause = fallback_cause(prof, decisions, opts.gamma)
+    if cause:
+        code = cause.split(":")[0].replace(" ", "-")
+        return JobResult("fallback", cause if ":" in cause else f"{code}: {cause}", speedup=1.0, **baseline_result)
+
+    with ctx.stage("search", "searching candidates for each target kernel"):
+        ranked, summaries = _search(ctx, cg, graph, prof, [d for d in decisions if d.searched])
+        ctx.report["search"] = summaries
+    faster = {k: v for k, v in ranked.items() if v}
+    if not faster:
+        n = sum(s["passed"] for s in summaries)
+        return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none beat "
+                         "Inductor's kernels", speedup=1.0, **baseline_result)
+
+    with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
+        return _waterfall(ctx, cg, load, faster, baseline_result)
+
+
+def _target(cg: CapturedGraph, graph: KernelGraph, name: str, share: float) -> KernelTarget:
+    k = graph.kernels[name]
+    launch = next(s for s in graph.triton_steps() if s.target == name)
+    return KernelTarget(
+        name=name, source=k.source, kind=k.kind, arg_names=k.arg_names, signature=k.signature,
+        numels=launch.numels, size_hints=k.size_hints, inductor_meta=k.inductor_meta,
+        baseline_config=cg.kernel_configs.get(name, {}), aten_ops=k.aten_ops, profile={"share": share},
+    )
+
+
+def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list[Attempt]], list[dict]]:
+    opts = ctx.options
+    generators = [make_generator(n) for n in opts.generators]
+    config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
+                          beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
+                          chains=len(generators))
+    ranked: dict[str, list[Attempt]] = {}
+    summaries = []
+    for d in decisions:
+        ctx.check_cancel()
+        target = _target(cg, graph, d.name, d.share)
+        usable = [g for g in generators if g.applicable(target) is None]
+        if not usable:
+            summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
+                              "stopped_reason": "; ".join(filter(None, (g.applicable(target) for g in generators)))})
+            continue
+        evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
+                                   timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
+
+        def on_attempt(a: Attempt, name=d.name) -> None:
+            ctx.trajectory.write({"target": name, "candidate_id": a.candidate.id, "parent": a.candidate.parent,
+                                  "generator": a.candidate.generator, "plan": a.candidate.description,
+                                  "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
+                                  "feedback": a.feedback, "kernel_ms": a.kernel_ms,
+                                  "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
+            ctx.emit("search", "progress", f"{name}: {a.candidate.description}: "
+                     f"{'ok' if a.passed else 'rejected at ' + a.gate} {a.feedback[:160]}",
+                     candidate=a.candidate.id, passed=a.passed)
+
+        try:
+            result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
+                                   should_stop=lambda: ctx.remaining_s() < 120 or bool(
+                                       ctx.should_cancel and ctx.should_cancel()))
+        finally:
+            evaluator.close()
+        wins = [a for a in result.ranked if a.kernel_ms is not None and a.baseline_kernel_ms is not None
+                and a.kernel_ms < a.baseline_kernel_ms]
+        ranked[d.name] = wins
+        best = result.ranked[0] if result.ranked else None
+        summaries.append({
+            "target": d.name, "attempts": len(result.attempts),
+            "passed": sum(a.passed for a in result.attempts),
+            "best_kernel_speedup": round(best.baseline_kernel_ms / best.kernel_ms, 3) if best and best.kernel_ms else None,
+            "stopped_reason": result.stopped_reason,
+        })
+    return ranked, summaries
+
+
+def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Attempt]],
+               baseline_result: dict) -> JobResult:
+    opts = ctx.options
+    sources = {a.candidate.id: a.candidate.source for attempts in ranked.values() for a in attempts}
+    verdicts: dict[tuple, dict] = {}
+    trace: list[str] = []
+
+    def evaluate(combination: dict[str, str]) -> tuple[bool, float]:
+        ctx.check_cancel()
+        replacements = {k: sources[cid] for k, cid in combination.items()}
+        req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
+                              rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
+        g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
+        if not g3.passed:
+            verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
+            trace.append(f"{combination}: Gate 3 failed: {g3.message}")
+            return False, 0.0
+        timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
+        g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
+        verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
+        trace.append(f"{combination}: Gate 3 passed ({g3.metrics.get('branch')}, rho "
+                     f"{g3.metrics.get('rho')}); Gate 4 speedup {g4.metrics.get('speedup'):.4f}x "
+                     f"(noise {g4.metrics.get('noise_pct'):.2f}%): {'pass' if g4.passed else 'fail'}")
+        ctx.emit("verify", "progress", trace[-1])
+        return g4.passed, float(g4.metrics.get("speedup", 0.0))
+
+    ranked_ids = {k: [a.candidate.id for a in v] for k, v in ranked.items()}
+    wf = select_combination(ranked_ids, evaluate)
+    ctx.report["waterfall"] = trace
+    chosen = dict(wf.combination or {})
+    if chosen:
+        v = verdicts[tuple(sorted(chosen.items()))]
+        g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
+        replacements = {k: sources[cid] for k, cid in chosen.items()}
+        _write_artifacts(ctx, cg, replacements)
+        markers = [m for src in replacements.values() for m in reduced_precision_markers(src)]
+        return JobResult(
+            "optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
+            f"{len(chosen)} kernel(s) replaced; Gate 3 {g3.metrics.get('branch')}, rho {g3.metrics.get('rho')}",
+            speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
+            optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
+            reduced_precision=bool(markers))
+    # Nothing deployable: matched if correct candidates were within the noise, else fallback.
+    g4s = [v["gate4"] for v in verdicts.values() if "gate4" in v]
+    if g4s and any(g.metrics.get("within_noise") for g in g4s):
+        return JobResult("matched", "correct candidates were within the measurement noise of the baseline; "
+                         "the compiler baseline is kept", speedup=1.0, **baseline_result)
+    if g4s:
+        best = max(g.metrics.get("speedup", 0.0) for g in g4s)
+        return JobResult("fallback", f"performance-gate: best correct combination {best:.3f}x < gamma "
+                         f"{opts.gamma}", speedup=1.0, **baseline_result)
+    return JobResult("fallback", "correctness-failure: every combination failed Gate 3", speedup=1.0,
+                     **baseline_result)
+
+
+def _write_artifacts(ctx: JobContext, cg: CapturedGraph, replacements: dict[str, str]) -> None:
+    header = (f"KernelOPT optimized module for {Path(ctx.problem_path).name}: "
+              f"{len(replacements)} kernel(s) replaced ({', '.join(replacements) or 'the compiler baseline'}).")
+    write_optimized_module(ctx.workdir / "optimized_module.py", cg, ctx.problem_path, replacements, header)
+    graph = decompose(Path(cg.module_path).read_text())
+    for p in ctx.workdir.glob("diff_*.diff"):
+        p.unlink()
+    for name, src in replacements.items():
+        diff = difflib.unified_diff(graph.kernels[name].source.splitlines(True), src.splitlines(True),
+                                    f"inductor/{name}.py", f"kernelopt/{name}.py")
+        (ctx.workdir / f"diff_{name}.diff").write_text("".join(diff))

@@ -1,0 +1,90 @@
+"""The job's written record: report.json, report.md, trajectory.jsonl, events.jsonl."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+
+def to_jsonable(obj: Any) -> Any:
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {k: to_jsonable(v) for k, v in dataclasses.asdict(obj).items()}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, float) and (obj != obj or obj in (float("inf"), float("-inf"))):
+        return str(obj)
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    return str(obj)
+
+
+class JsonLines:
+    """Append-only JSON lines file, flushed per record (a killed job keeps its trail)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._f = open(path, "a")
+
+    def write(self, record: Any) -> None:
+        self._f.write(json.dumps(to_jsonable(record)) + "\n")
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(to_jsonable(data), indent=1))
+
+
+def render_markdown(report: dict) -> str:
+    r = report["result"]
+    lines = [
+        f"# KernelOPT report: {report['problem']['name']}",
+        "",
+        f"- Outcome: **{r['outcome']}** — {r['cause']}",
+    ]
+    if r.get("speedup") is not None:
+        lines.append(f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x** "
+                     f"(baseline {r['baseline_ms']:.4f} ms, deployed {r['optimized_ms']:.4f} ms, "
+                     f"noise {r['noise_pct']:.2f}%)")
+    ctx = report.get("context_timings") or {}
+    if ctx:
+        lines.append("- For context: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ctx.items()))
+    lines += [
+        f"- Precision policy: `{r['precision']}`; deployed code computes in reduced precision: "
+        f"{'yes' if r['reduced_precision'] else 'no'}",
+        f"- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
+        "",
+    ]
+    prof = report.get("profile")
+    if prof:
+        lines += ["## Baseline profile", "",
+                  f"End-to-end {prof['end_to_end_ms']:.4f} ms; GPU kernel time {prof['gpu_total_ms']:.4f} ms; "
+                  f"library share {prof['library_share']:.1%}, Triton share {prof['triton_share']:.1%}.", "",
+                  "| kernel | kind | ms/call | share | regs | spills |", "|---|---|---|---|---|---|"]
+        for k in prof["kernels"][:20]:
+            lines.append(f"| `{k['name'][:70]}` | {k['kind']} | {k['device_ms']:.4f} | {k['share']:.1%} | "
+                         f"{k['registers'] if k['registers'] is not None else ''} | "
+                         f"{k['spills'] if k['spills'] is not None else ''} |")
+        lines.append("")
+    if report.get("targets"):
+        lines += ["## Kernels", "", "| kernel | kind | share | searched | reason |", "|---|---|---|---|---|"]
+        for d in report["targets"]:
+            lines.append(f"| `{d['name']}` | {d['kind']} | {d['share']:.1%} | {d['searched']} | {d['reason']} |")
+        lines.append("")
+    if report.get("search"):
+        lines += ["## Search", ""]
+        for s in report["search"]:
+            lines.append(f"- `{s['target']}`: {s['attempts']} candidates, {s['passed']} passed gates 1-2; "
+                         f"best kernel speedup {s['best_kernel_speedup']}; stopped: {s['stopped_reason']}")
+        lines.append("")
+    if report.get("waterfall"):
+        lines += ["## Waterfall (Gates 3-4 on the whole model)", ""]
+        for step in report["waterfall"]:
+            lines.append(f"- {step}")
+        lines.append("")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,113 @@
+"""Stage 4 without Nsight Compute: where the compiled model's GPU time goes.
+
+torch.profiler gives each GPU kernel's device time, Inductor's Triton kernels
+by name and the vendor-library kernels (cuBLAS, cuDNN) by theirs; the Triton
+launchers give registers, spills and shared memory. Runs in a child process.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiled.restitch import ModelContext
+from profiling.timing import bench_interleaved
+
+PROFILE_ITERS = 10
+
+
+@dataclass
+class ProfileRequest:
+    problem_path: str
+    workdir: str
+    triton_kernels: list[str]
+    dtype: str = "fp32"
+    device: str = "cuda"
+
+
+@dataclass
+class KernelShare:
+    name: str
+    kind: str  # "triton" | "library" | "other"
+    device_ms: float  # per model call
+    share: float  # of the model's total GPU kernel time
+    registers: int | None = None
+    spills: int | None = None
+    shared_bytes: int | None = None
+
+
+@dataclass
+class BaselineProfile:
+    end_to_end_ms: float
+    noise_pct: float
+    timing_method: str
+    gpu_total_ms: float
+    kernels: list[KernelShare] = field(default_factory=list)
+    library_share: float = 0.0
+    triton_share: float = 0.0
+    ncu: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def share_of(self, name: str) -> float:
+        return sum(k.share for k in self.kernels if k.name == name)
+
+
+def _device_time_us(evt) -> float:
+    for attr in ("self_device_time_total", "self_cuda_time_total", "device_time_total", "cuda_time_total"):
+        value = getattr(evt, attr, None)
+        if value:
+            return float(value)
+    return 0.0
+
+
+def profile_baseline(req: ProfileRequest) -> BaselineProfile:
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
+    mod = ctx.module()
+    inputs = ctx.inputs(0)
+    args = ctx.flat_args(inputs)
+    from compiled import runtime
+
+    def run():
+        return runtime.call_module(mod, args)
+
+    timing = bench_interleaved({"baseline": run}, rounds=3)
+    kernels: list[KernelShare] = []
+    notes = ["Nsight Compute not used: per-kernel shares from torch.profiler, registers from the Triton launchers"]
+    if torch.cuda.is_available():
+        run()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(PROFILE_ITERS):
+                run()
+            torch.cuda.synchronize()
+        per_name: dict[str, float] = {}
+        for evt in prof.key_averages():
+            us = _device_time_us(evt)
+            if us > 0:
+                per_name[evt.key] = per_name.get(evt.key, 0.0) + us
+        total_us = sum(per_name.values()) or 1.0
+        for name, us in sorted(per_name.items(), key=lambda kv: -kv[1]):
+            kind = "triton" if name in req.triton_kernels else (
+                "other" if name.lower().startswith(("memset", "memcpy")) else "library")
+            ks = KernelShare(name, kind, us / 1e3 / PROFILE_ITERS, us / total_us)
+            if kind == "triton":
+                launcher = (getattr(getattr(mod, name, None), "launchers", None) or [None])[0]
+                ks.registers = getattr(launcher, "n_regs", None)
+                ks.spills = getattr(launcher, "n_spills", None)
+                ks.shared_bytes = getattr(launcher, "shared", None)
+            kernels.append(ks)
+        gpu_total_ms = total_us / 1e3 / PROFILE_ITERS
+    else:
+        gpu_total_ms = timing.median_ms["baseline"]
+        notes.append("no GPU: no per-kernel device times")
+    return BaselineProfile(
+        end_to_end_ms=timing.median_ms["baseline"],
+        noise_pct=timing.noise_pct["baseline"],
+        timing_method=timing.method,
+        gpu_total_ms=gpu_total_ms,
+        kernels=kernels,
+        library_share=sum(k.share for k in kernels if k.kind == "library"),
+        triton_share=sum(k.share for k in kernels if k.kind == "triton"),
+        notes=notes,
+    )

@@ -1,0 +1,161 @@
+"""Gates 1-2 and kernel timing for batches of candidates, in one long-lived child.
+
+The child keeps the target kernel's captured inputs (three seeds, from the
+real model) between batches; a candidate that crashes the process costs one
+restart, and the batch is then replayed one candidate at a time so the
+culprit is named and the others still get their verdicts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from isolation import ChildError, ChildSession
+from search.generator import Attempt, Candidate, KernelTarget
+
+KERNEL_ROUNDS = 3
+KERNEL_WARMUP_MS = 5.0
+KERNEL_REP_MS = 25.0
+
+
+@dataclass
+class EvalContext:
+    """Everything the child needs besides the candidates (picklable)."""
+
+    problem_path: str
+    workdir: str
+    target: KernelTarget
+    seeds: list[int]
+    dtype: str = "fp32"
+    device: str = "cuda"
+
+
+@dataclass
+class EvalBatch:
+    context: EvalContext
+    candidates: list[Candidate]
+
+
+@dataclass
+class _KernelState:
+    ios: list  # KernelIO per seed
+    baseline: Any  # Inductor's kernel object (has .run)
+    stream: Any = None
+    baseline_ms: float | None = None
+
+
+_STATE: dict[tuple, _KernelState] = {}
+
+
+def _state(c: EvalContext) -> _KernelState:
+    key = (c.workdir, c.target.name, tuple(c.seeds))
+    if key not in _STATE:
+        from compiled import runtime
+        from compiled.kernel_io import capture_kernel_io, output_indexes
+        from compiled.restitch import ModelContext
+
+        ctx = ModelContext(c.problem_path, c.workdir, c.dtype, c.device)
+        mod = ctx.module()
+        ios = []
+        for seed in c.seeds:
+            args = ctx.flat_args(ctx.inputs(seed))
+            records = capture_kernel_io(mod, c.target.name, lambda m: runtime.call_module(m, args),
+                                        poison=output_indexes(c.target.arg_names))
+            ios.append(records[0])
+        _STATE.clear()  # one target at a time: free the previous kernel's tensors
+        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device))
+    return _STATE[key]
+
+
+def _raw_stream(device: str):
+    import torch
+
+    if device.startswith("cuda") and torch.cuda.is_available():
+        return torch.cuda.current_stream().cuda_stream
+    return None
+
+
+def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
+    """Child side: Gate 1 and Gate 2 for every candidate, then time the survivors."""
+    from compiled import runtime
+    from compiled.kernel_io import clone_arg
+    from profiling.timing import bench_interleaved
+    from verify.gate1_static import check_static
+    from verify.gate2_kernel import check_kernel
+
+    state = _state(batch.context)
+    attempts: list[Attempt] = []
+    passing: dict[str, Any] = {}
+    for cand in batch.candidates:
+        g1 = check_static(cand.source, state.ios[0])
+        if not g1.passed:
+            attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
+            continue
+        g2 = check_kernel(cand.source, state.ios)
+        if not g2.passed:
+            attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
+            continue
+        attempts.append(Attempt(cand, True, "timed", "passed gates 1-2", metrics=g2.metrics))
+        passing[cand.id] = runtime.load_kernel_module(cand.source, cand.target)
+
+    if passing:
+        args = [clone_arg(a) for a in state.ios[0].before]
+        stream = state.stream
+        fns = {"baseline": lambda: state.baseline.run(*args, stream=stream)}
+        for cid, kmod in passing.items():
+            fns[cid] = (lambda k: (lambda: k.run(*args, stream=stream)))(kmod)
+        timing = bench_interleaved(fns, rounds=KERNEL_ROUNDS, warmup_ms=KERNEL_WARMUP_MS, rep_ms=KERNEL_REP_MS)
+        for a in attempts:
+            if a.passed:
+                a.kernel_ms = timing.median_ms[a.candidate.id]
+                a.baseline_kernel_ms = timing.median_ms["baseline"]
+                a.metrics.update(timing_method=timing.method,
+                                 kernel_speedup=timing.median_ms["baseline"] / a.kernel_ms,
+                                 noise_pct=timing.noise_pct[a.candidate.id])
+                a.feedback = (f"passed gates 1-2; {a.kernel_ms * 1e3:.1f} us vs baseline "
+                              f"{a.baseline_kernel_ms * 1e3:.1f} us ({timing.method})")
+    return attempts
+
+
+@dataclass
+class ChildEvaluator:
+    """Parent side of the search's Evaluator: sends batches to a child session.
+
+    `batch_fn(EvalBatch) -> list[Attempt]` runs in the child: `evaluate_batch`
+    for Inductor sub-kernels, `pipeline.kernel_job.evaluate_kernel_file_batch`
+    for single-kernel problems.
+    """
+
+    context: EvalContext
+    batch_fn: Callable[[EvalBatch], list[Attempt]] = evaluate_batch
+    env: dict[str, str] = field(default_factory=dict)
+    timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        self._session = ChildSession(self.env)
+
+    def evaluate(self, candidates: list[Candidate]) -> list[Attempt]:
+        if not candidates:
+            return []
+        try:
+            return self._session.call(self.batch_fn, EvalBatch(self.context, candidates),
+                                      timeout_s=self.timeout_s)
+        except ChildError as exc:
+            if len(candidates) == 1 or exc.kind == "exception":
+                return [Attempt(c, False, "gate1", _crash_feedback(exc)) for c in candidates]
+        # A crash or hang in a batch: replay one by one to find the culprit.
+        out: list[Attempt] = []
+        for cand in candidates:
+            out.extend(self.evaluate([cand]))
+        return out
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _crash_feedback(exc: ChildError) -> str:
+    if exc.kind == "crash":
+        return f"the candidate crashed the process ({exc.message}); an illegal memory access or abort"
+    if exc.kind == "timeout":
+        return f"the candidate did not finish: {exc.message}"
+    return f"evaluation failed: {exc.message}"

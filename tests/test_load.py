@@ -1,0 +1,57 @@
+"""Stage 1: bad submissions end with a clear message; good ones are described."""
+from pathlib import Path
+
+import pytest
+
+from isolation import ChildError, run_in_child
+from load.problem import ProblemError, problem_kind
+from load.stage import LoadRequest, load_problem
+
+BAD = Path(__file__).parent / "testdata" / "bad"
+PROBLEMS = Path(__file__).parent / "testdata" / "problems"
+KERNELS = Path(__file__).parent.parent / "benchmarks" / "kernels"
+
+
+def _load(path: Path):
+    return run_in_child(load_problem, LoadRequest(str(path), device="cpu"), timeout_s=120,
+                        env={"TRITON_INTERPRET": "1"})
+
+
+@pytest.mark.parametrize("name, message", [
+    ("import_error.py", "failed to import: ModuleNotFoundError"),
+    ("forward_raises.py", "forward raised RuntimeError"),
+    ("returns_non_tensor.py", "the output must be tensors"),
+    ("exits.py", "SystemExit"),
+])
+def test_bad_submission_gets_a_clear_message(name, message):
+    with pytest.raises(ChildError) as err:
+        _load(BAD / name)
+    assert err.value.kind == "exception"
+    assert "ProblemError" in err.value.message
+    assert message in err.value.message
+
+
+def test_file_without_model_or_launcher_is_refused():
+    with pytest.raises(ProblemError, match="defines neither `class Model`"):
+        problem_kind(BAD / "no_model.py")
+
+
+def test_model_problem_is_described():
+    result = _load(PROBLEMS / "layernorm_residual.py")
+    assert result.kind == "model"
+    assert result.input_shapes == [[512, 768], [512, 768]]
+    assert result.output_shapes == [[512, 768]]
+    assert result.deterministic is True
+    assert result.parameter_count == 2 * 768
+
+
+def test_nondeterministic_model_is_flagged():
+    result = _load(BAD / "nondeterministic.py")
+    assert result.deterministic is False
+    assert any("re-seeded" in n for n in result.notes)
+
+
+def test_kernel_file_is_recognised_and_checked():
+    result = _load(KERNELS / "add_relu_kernel.py")
+    assert result.kind == "kernel"
+    assert result.output_shapes == [[1 << 16]]

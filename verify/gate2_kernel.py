@@ -1,0 +1,217 @@
+"""Gate 2, multi-seed correctness of a sub-kernel candidate (SPEC §3).
+
+For each recorded launch (one KernelIO per seed: the kernel's real inputs, and
+what Inductor's kernel produced from them) the candidate runs on guarded copies
+of the arguments (verify.guarded), its pure outputs poisoned first. Then:
+  - no element outside any argument was written (guard bands intact);
+  - every argument the reference did not write is bit-identical to before;
+  - every written argument is allclose(rtol, atol) to the reference, NaN where
+    the reference has NaN; integers and bools exactly.
+Poisoning is what catches a candidate that writes nothing, drops a tail, or
+returns results cached from another call: an element it does not write still
+holds the poison NaN. In/out arguments (`in_out_ptr*`) are inputs too, so
+they keep their recorded values.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Optional, Sequence, Union
+
+import torch
+
+from compiled.kernel_io import KernelIO, clone_arg
+from isolation.child import ChildError, run_in_child
+from verify.compare import bits, compare_close, compare_exact, max_abs_error
+from verify.guarded import GuardedLaunch
+from verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
+from verify.result import GateResult
+
+GATE = "gate2"
+
+
+def _label(i: int, arg_names: Optional[Sequence[str]]) -> str:
+    return f"arg {i} ({arg_names[i]})" if arg_names and i < len(arg_names) else f"arg {i}"
+
+
+def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.equal(bits(a), bits(b.to(a.device)))
+
+
+def classify_args(io: KernelIO, arg_names: Optional[Sequence[str]] = None,
+                  reference: Any = None) -> tuple[set[int], set[int]]:
+    """(written, poisoned): the arguments that are outputs, and those to poison before a run.
+
+    With Inductor's argument names, `out_ptr*` are outputs (poisoned) and
+    `in_out_ptr*` are outputs that are also read (kept). Without names, an
+    argument the reference wrote is poisoned only if the reference, run on a
+    poisoned copy, still reproduces the recorded result (so it never reads it);
+    without a reference, written arguments keep their recorded values (a
+    candidate that leaves one unchanged still fails: the reference changed it).
+    """
+    tensors = {i for i, a in enumerate(io.before) if isinstance(a, torch.Tensor)}
+    written = set(io.written())
+    if arg_names:
+        named = {i for i in tensors if i < len(arg_names) and "out_ptr" in arg_names[i]}
+        written |= named
+        return written, {i for i in named if "in_out_ptr" not in arg_names[i]}
+    if reference is None or not written:
+        return written, set()
+    trial = GuardedLaunch(io.before, written)
+    launch(reference, trial.args, io.launch_kwargs)
+    return written, {i for i in written if _same_bits(trial.args[i], io.after[i])}
+
+
+def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: float = 1e-3,
+                 atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None) -> tuple[Optional[str], dict]:
+    """One seed: (None, metrics) if the candidate reproduces the reference, else (feedback, metrics)."""
+    labels = [_label(i, arg_names) for i in range(len(io.before))]
+    written, poisoned = classify_args(io, arg_names, reference)
+    metrics: dict = {"outputs": sorted(written), "poisoned": sorted(poisoned)}
+    if not written:
+        return ("the recorded launch changed none of its arguments, so there is nothing to compare "
+                "against (record the reference on poisoned outputs, or pass arg_names)"), metrics
+    if reference is not None:
+        # The reference runs on the very same poisoned setup: an element it leaves
+        # unwritten then holds the poison on both sides.
+        ref = GuardedLaunch(io.before, poisoned)
+        launch(reference, ref.args, io.launch_kwargs)
+        expected = {i: ref.args[i] for i in written}
+    else:
+        expected = {i: io.after[i] for i in written}
+    cand = GuardedLaunch(io.before, poisoned)
+    try:
+        launch(candidate, cand.args, io.launch_kwargs)
+    except (Exception, SystemExit) as exc:
+        return "the launch failed: " + describe_exception(exc, getattr(candidate, "__file__", None)), metrics
+    msg = cand.violations(labels)
+    for i, before in enumerate(io.before):
+        if msg is None and isinstance(before, torch.Tensor) and i not in written:
+            msg = compare_exact(cand.args[i], before,
+                                f"input {labels[i]} was modified (a kernel must not write its inputs)")
+    for i in sorted(written):
+        msg = msg or compare_close(cand.args[i], expected[i], rtol, atol, f"output {labels[i]}")
+        metrics[f"max_abs_err_arg{i}"] = max_abs_error(cand.args[i], expected[i])
+    return msg, metrics
+
+
+def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
+                 rtol: float = 1e-3, atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None,
+                 name: str = "candidate") -> GateResult:
+    """All seeds must pass; the first failing seed and its reason are reported.
+
+    `reference`: optionally the original kernel (an object with .run); it is
+    then re-run on the same poisoned setup, else `io.after` is the reference
+    (record it on poisoned outputs so unwritten elements compare equal).
+    """
+    if not ios:
+        return GateResult.fail(GATE, "no recorded launches to verify against", seeds=0)
+    try:
+        mod = load_candidate(candidate_source, name)
+    except (Exception, SystemExit) as exc:
+        return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc))
+    worst: dict[str, float] = {}
+    for seed, io in enumerate(ios):
+        try:
+            msg, metrics = check_launch(mod, io, reference, rtol, atol, arg_names)
+        except (Exception, SystemExit) as exc:  # the reference itself failed: not the candidate's fault
+            return GateResult.fail(GATE, f"could not run the reference: {describe_exception(exc)}; seed {seed}",
+                                   failed_seed=seed, harness_error=True)
+        for key, value in metrics.items():
+            if key.startswith("max_abs_err"):
+                worst[key] = max(worst.get(key, 0.0), value)
+        if msg:
+            hint = (" (the earlier seeds passed: does the candidate depend on data or state from an "
+                    "earlier call?)") if seed > 0 else ""
+            return GateResult.fail(GATE, f"{msg}; seed {seed}{hint}", failed_seed=seed, seeds=len(ios),
+                                   rtol=rtol, atol=atol, **worst)
+    return GateResult.ok(GATE, f"matches the reference on {len(ios)} seeds (rtol {rtol:g}, atol {atol:g})",
+                         seeds=len(ios), rtol=rtol, atol=atol, **worst)
+
+
+def _kernel_child(payload: tuple) -> GateResult:
+    source, ios, rtol, atol, arg_names, name = payload
+    return check_kernel(source, load_ios(ios), None, rtol, atol, arg_names, name)
+
+
+def check_kernel_in_child(candidate_source: str, ios_or_path: Union[str, os.PathLike, list[KernelIO]],
+                          timeout_s: float = 600.0, env: Optional[dict[str, str]] = None,
+                          rtol: float = 1e-3, atol: float = 1e-3,
+                          arg_names: Optional[Sequence[str]] = None, name: str = "candidate") -> GateResult:
+    """check_kernel in a fresh process (against the recorded io.after); crash/timeout → failed result."""
+    try:
+        return run_in_child(_kernel_child, (candidate_source, ios_or_path, rtol, atol,
+                                            list(arg_names) if arg_names else None, name),
+                            timeout_s=timeout_s, env=env)
+    except ChildError as err:
+        what = {"crash": "the candidate crashed the process (illegal memory access?)",
+                "timeout": f"the candidate did not finish within {timeout_s:g} s"}.get(err.kind, "gate 2 failed")
+        return GateResult.fail(GATE, f"{what}: {err.message}", stage=err.kind)
+
+
+def reference_io(launcher: Any, before: list[Any], kernel: str = "",
+                 arg_names: Optional[Sequence[str]] = None, launch_kwargs: Optional[dict] = None) -> KernelIO:
+    """Record a launch the way Gate 2 wants it: pure outputs (`out_ptr*`) poisoned first.
+
+    An element the kernel leaves unwritten then holds the poison in `after`,
+    and a candidate that leaves it unwritten too compares equal.
+    """
+    poisoned = {i for i, a in enumerate(before) if isinstance(a, torch.Tensor) and arg_names
+                and i < len(arg_names) and "out_ptr" in arg_names[i] and "in_out_ptr" not in arg_names[i]}
+    run = GuardedLaunch(before, poisoned)
+    launch(launcher, run.args, launch_kwargs)
+    clean = [clone_arg(a) for a in before]
+    return KernelIO(kernel, clean, [clone_arg(a) for a in run.args], dict(launch_kwargs or {}))
+
+
+# --- single-kernel mode: whole outputs of a launcher vs a reference function -------------
+
+def _leaves(x: Any) -> list[Any]:
+    if isinstance(x, (list, tuple)):
+        return [leaf for item in x for leaf in _leaves(item)]
+    if isinstance(x, dict):
+        return [leaf for key in sorted(x) for leaf in _leaves(x[key])]
+    return [x]
+
+
+def check_kernel_outputs(candidate: Callable[..., Any], reference: Callable[..., Any],
+                         make_inputs: Callable[[int], list], seeds: Sequence[int] = (1, 2, 3),
+                         rtol: float = 1e-3, atol: float = 1e-3) -> GateResult:
+    """Compare `candidate(*inputs)` with `reference(*inputs)` for each seed.
+
+    `make_inputs(seed)` builds fresh inputs; each side gets its own copy. The
+    inputs after the call must match too: a candidate may modify an input only
+    where the reference does (in-place semantics), and must otherwise leave it.
+    """
+    for seed in seeds:
+        inputs = list(make_inputs(seed))
+        ref_in, cand_in = [clone_arg(x) for x in inputs], [clone_arg(x) for x in inputs]
+        try:
+            expected = _leaves(reference(*ref_in))
+        except Exception as exc:
+            return GateResult.fail(GATE, f"the reference raised: {describe_exception(exc)}; seed {seed}",
+                                   failed_seed=seed, harness_error=True)
+        try:
+            actual = _leaves(candidate(*cand_in))
+            device = cuda_device(cand_in + actual)
+            torch.cuda.synchronize(device) if device is not None else None
+        except (Exception, SystemExit) as exc:
+            return GateResult.fail(GATE, f"the launch failed: {describe_exception(exc)}; seed {seed}",
+                                   failed_seed=seed)
+        if len(actual) != len(expected):
+            return GateResult.fail(GATE, f"returned {len(actual)} outputs, the reference {len(expected)}; "
+                                   f"seed {seed}", failed_seed=seed)
+        msg = None
+        for i, (c, r) in enumerate(zip(cand_in, ref_in)):
+            if msg is None and isinstance(c, torch.Tensor):
+                what = "modified" if not _same_bits(r, inputs[i]) else "left unchanged"
+                msg = compare_close(c, r, rtol, atol, f"input {i} after the call (the reference {what} it)")
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            if msg is None and isinstance(e, torch.Tensor):
+                msg = (compare_close(a, e, rtol, atol, f"output {i}") if isinstance(a, torch.Tensor)
+                       else f"output {i}: got {type(a).__name__}, expected a tensor")
+            elif msg is None and a != e:
+                msg = f"output {i}: got {a!r}, expected {e!r}"
+        if msg:
+            return GateResult.fail(GATE, f"{msg}; seed {seed}", failed_seed=seed, seeds=len(seeds))
+    return GateResult.ok(GATE, f"matches the reference on {len(seeds)} seeds (rtol {rtol:g}, atol {atol:g})",
+                         seeds=len(seeds), rtol=rtol, atol=atol)

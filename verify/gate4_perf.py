@@ -1,0 +1,50 @@
+"""Gate 4, performance: t_baseline / t_candidate ≥ γ on interleaved A/B rounds (SPEC §3).
+
+Each round is one `do_bench` median per side, from the timing harness (same
+`call` harness, fresh subprocess, L2 flushed). The speedup uses the medians of
+the rounds, which one slow round cannot move; the spread of the rounds is the
+noise reported with the figure, and decides whether a result "matched".
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Sequence
+
+from verify.result import GateResult
+
+GATE = "gate4"
+
+
+def spread_pct(rounds: Sequence[float]) -> float:
+    """(max − min) / median of the rounds, in percent (0 for a single round)."""
+    return 100.0 * (max(rounds) - min(rounds)) / statistics.median(rounds)
+
+
+def check_performance(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float],
+                      gamma: float = 1.03, noise_floor_pct: float = 0.0) -> GateResult:
+    """Pass iff median(baseline) / median(candidate) ≥ gamma (3% faster, not "at most 3% slower").
+
+    metrics: speedup, both medians, noise_pct (the larger side's spread, at
+    least `noise_floor_pct`) and within_noise (|speedup − 1| ≤ noise): a
+    correct candidate within the noise is "matched", and the baseline is kept.
+    """
+    for side, rounds in (("baseline", baseline_ms_rounds), ("candidate", candidate_ms_rounds)):
+        if not rounds:
+            return GateResult.fail(GATE, f"no {side} timings", gamma=gamma)
+        if any(not math.isfinite(t) or t <= 0 for t in rounds):
+            return GateResult.fail(GATE, f"invalid {side} timings {list(rounds)} (each must be a positive time)",
+                                   gamma=gamma)
+    base = statistics.median(baseline_ms_rounds)
+    cand = statistics.median(candidate_ms_rounds)
+    speedup = base / cand
+    noise = max(spread_pct(baseline_ms_rounds), spread_pct(candidate_ms_rounds), noise_floor_pct)
+    within = abs(speedup - 1.0) <= noise / 100.0
+    m = {"speedup": speedup, "baseline_ms": base, "candidate_ms": cand, "noise_pct": noise,
+         "within_noise": within, "gamma": gamma, "rounds": len(baseline_ms_rounds)}
+    figure = (f"speedup {speedup:.3f}x (baseline {base:.4g} ms, candidate {cand:.4g} ms, "
+              f"noise ±{noise:.2f}% over {len(baseline_ms_rounds)} rounds)")
+    if speedup >= gamma:
+        return GateResult.ok(GATE, f"{figure} ≥ γ {gamma:g}", **m)
+    why = "within the measurement noise" if within else ("slower than the baseline" if speedup < 1 else "too small a gain")
+    return GateResult.fail(GATE, f"{figure} < γ {gamma:g}: {why}", **m)

@@ -1,0 +1,74 @@
+"""Launching a kernel the way Inductor's module does, and describing its failures."""
+from __future__ import annotations
+
+import traceback
+from typing import Any, Optional
+
+import torch
+
+_MAX_MESSAGE = 3000  # feedback goes into an LLM prompt: keep the useful head of it
+
+
+def cuda_device(args: list[Any]) -> Optional[torch.device]:
+    """The CUDA device of the first CUDA tensor argument, if any (None: CPU / interpreter)."""
+    for a in args:
+        if isinstance(a, torch.Tensor) and a.is_cuda:
+            return a.device
+    return None
+
+
+def launch(launcher: Any, args: list[Any], launch_kwargs: Optional[dict] = None) -> None:
+    """`launcher.run(*args, stream=...)` and wait for it.
+
+    Inductor's launchers take the raw CUDA stream as a required keyword;
+    candidates take `stream=None`. Synchronising makes asynchronous CUDA errors
+    (illegal address) surface here, attributed to this launch.
+    """
+    device = cuda_device(args)
+    stream = torch.cuda.current_stream(device).cuda_stream if device is not None else None
+    launcher.run(*args, **(launch_kwargs or {}), stream=stream)
+    if device is not None:
+        torch.cuda.synchronize(device)
+
+
+def describe_exception(exc: BaseException, candidate_file: Optional[str] = None) -> str:
+    """`Type: message`, plus the candidate's own source lines on the traceback."""
+    text = f"{type(exc).__name__}: {exc}"
+    if candidate_file:
+        text = text.replace(candidate_file, "<candidate>")
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == candidate_file]
+        for f in frames[-3:]:
+            text += f"\n  at candidate line {f.lineno}, in {f.name}: {f.line}"
+    if len(text) > _MAX_MESSAGE:
+        text = text[:_MAX_MESSAGE] + " ... (truncated)"
+    return text
+
+
+def load_candidate(source: str, name: str = "candidate"):
+    """Import a candidate's source (compiled.runtime.load_kernel_module).
+
+    A failed import would otherwise stay half-initialised in sys.modules, and a
+    later load of the same source in this process would return that stub.
+    """
+    import sys
+
+    from compiled.runtime import load_kernel_module
+
+    known = set(sys.modules)
+    try:
+        return load_kernel_module(source, name)
+    except BaseException:
+        for key in set(sys.modules) - known:
+            if key.startswith("kernelopt_kernel_"):
+                del sys.modules[key]
+        raise
+
+
+def load_ios(io_or_path: Any) -> list:
+    """KernelIO records from an object, a list of them, or a file written with torch.save."""
+    import os
+
+    if isinstance(io_or_path, (str, os.PathLike)):
+        # Our own file (KernelIO dataclasses), not a user upload: full unpickling is fine.
+        io_or_path = torch.load(io_or_path, weights_only=False)
+    return list(io_or_path) if isinstance(io_or_path, (list, tuple)) else [io_or_path]

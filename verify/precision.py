@@ -1,0 +1,199 @@
+"""Precision policy, and finding reduced-precision math in kernel source (SPEC §3).
+
+Gate 3's first check, allclose(1e-4), already admits TF32-level error where
+outputs are large, under either policy; so every result also states whether
+the deployed code computes in reduced precision. The markers found here are
+that statement, in words a reader (or a generator) can act on.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Union
+
+
+class PrecisionPolicy(str, Enum):
+    STRICT = "strict"  # float64 fallback only: ρ ≤ ρ_max, or the exact branch
+    TF32 = "tf32"  # also accept d_opt ≤ max(5e-3, 1e-3·max|r32|) (the paper's behaviour)
+
+    @classmethod
+    def parse(cls, value: Union[str, "PrecisionPolicy"]) -> "PrecisionPolicy":
+        try:
+            return cls(value)
+        except ValueError:
+            raise ValueError(f"precision policy must be 'strict' or 'tf32', got {value!r}") from None
+
+
+@dataclass(frozen=True)
+class Marker:
+    kind: str  # tf32_dot | cast | low_precision_dtype | math_mode | approx_math
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.text}"
+
+
+_LOW_DTYPES = {"float16", "bfloat16", "half", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8",
+               "float8e5b16", "float8_e4m3fn", "float8_e5m2"}
+_DTYPE_MODULES = {"tl", "triton.language", "language", "torch"}
+_TF32_PRECISIONS = {"tf32", "tf32x3", "bf16x3", "bf16x6"}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr}" if base else ""
+    return ""
+
+
+def _low_dtype(node: ast.AST) -> str | None:
+    """'tl.float16' for a reference to a reduced-precision dtype, else None."""
+    name = _dotted(node)
+    mod, _, attr = name.rpartition(".")
+    return name if attr in _LOW_DTYPES and mod in _DTYPE_MODULES else None
+
+
+def _constants(tree: ast.AST) -> dict[str, set]:
+    """Every literal value a name is given anywhere: `X: tl.constexpr = False`,
+    `X = True`, `{'X': False}` (Inductor's config_args, triton.Config) and `f(X=True)`."""
+    seen: dict[str, set] = {}
+
+    def note(name: str, value: ast.AST) -> None:
+        if isinstance(value, ast.Constant):
+            seen.setdefault(name, set()).add(value.value)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            note(node.target.id, node.value)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    note(t.id, node.value)
+        elif isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    note(k.value, v)
+        elif isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg and kw.arg.isupper():
+                    note(kw.arg, kw.value)
+    return seen
+
+
+def _values(node: ast.AST, consts: dict[str, set]) -> set | None:
+    """The literal values an argument can take; None if unknown."""
+    if isinstance(node, ast.Constant):
+        return {node.value}
+    if isinstance(node, ast.Name) and node.id in consts:
+        return consts[node.id]
+    return None
+
+
+def _dot_marker(call: ast.Call, consts: dict[str, set]) -> str | None:
+    kw = {k.arg: k.value for k in call.keywords if k.arg}
+    if "input_precision" not in kw and len(call.args) >= 4:
+        kw["input_precision"] = call.args[3]
+    if "input_precision" in kw:
+        vals = _values(kw["input_precision"], consts)
+        if vals is None:
+            return "tl.dot with input_precision set from a value not fixed in the source (may be TF32)"
+        low = {v for v in vals if str(v).lower() in _TF32_PRECISIONS}
+        return f"tl.dot with input_precision={sorted(low)[0]!r} (reduced-precision fp32 math)" if low else None
+    if "allow_tf32" in kw:
+        vals = _values(kw["allow_tf32"], consts)
+        name = _dotted(kw["allow_tf32"]) or "allow_tf32"
+        if vals is None:
+            return f"tl.dot with allow_tf32={name}, a value not fixed in the source (may be TF32)"
+        if any(bool(v) for v in vals):
+            return f"tl.dot with allow_tf32={name} = True: fp32 inputs compute in TF32"
+        return None
+    return 'tl.dot without input_precision="ieee": fp32 inputs compute in TF32 by default'
+
+
+def _markers_ast(tree: ast.AST) -> list[Marker]:
+    consts = _constants(tree)
+    out: list[Marker] = []
+    cast_lines: set[int] = set()
+    for node in ast.walk(tree):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.Call):
+            fname = _dotted(node.func)
+            attr = fname.rpartition(".")[2] if fname else getattr(node.func, "attr", "")
+            if attr in ("dot", "dot_scaled") and (fname.startswith(("tl.", "triton.language.")) or fname == "dot"):
+                text = _dot_marker(node, consts) if attr == "dot" else "tl.dot_scaled (low-precision operands)"
+                if text:
+                    out.append(Marker("tf32_dot", line, text))
+            elif attr == "to" and node.args and _low_dtype(node.args[0]):
+                out.append(Marker("cast", line, f"cast .to({_low_dtype(node.args[0])})"))
+                cast_lines.add(line)
+            elif attr in ("half", "bfloat16") and isinstance(node.func, ast.Attribute) and not node.args:
+                out.append(Marker("cast", line, f"cast .{attr}()"))
+                cast_lines.add(line)
+            elif attr == "set_float32_matmul_precision" and node.args:
+                vals = _values(node.args[0], consts) or {"?"}
+                if any(str(v) in ("high", "medium", "?") for v in vals):
+                    out.append(Marker("math_mode", line, f"torch.set_float32_matmul_precision({sorted(map(str, vals))[0]!r})"))
+            elif attr == "inline_asm_elementwise":
+                asm = " ".join(a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str))
+                if ".approx" in asm or ".ftz" in asm:
+                    out.append(Marker("approx_math", line, "inline PTX with approximate math (.approx/.ftz)"))
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                name = _dotted(t)
+                vals = _values(node.value, consts) or set()
+                if name.endswith("allow_tf32") and True in vals:
+                    out.append(Marker("math_mode", line, f"{name} = True"))
+                elif name.endswith("fp32_precision") and {str(v).lower() for v in vals} & _TF32_PRECISIONS:
+                    out.append(Marker("math_mode", line, f"{name} = {sorted(map(str, vals))[0]!r}"))
+    for node in ast.walk(tree):  # dtype references outside the casts already reported
+        if isinstance(node, ast.Attribute) and _low_dtype(node) and node.lineno not in cast_lines:
+            out.append(Marker("low_precision_dtype", node.lineno, f"uses {_low_dtype(node)}"))
+    return sorted(set(out), key=lambda m: (m.line, m.kind, m.text))
+
+
+_FALLBACK_PATTERNS = [  # for source that does not parse (Gate 1 reports the syntax error)
+    ("tf32_dot", re.compile(r"\btl\.dot\((?![^#]*(ieee|allow_tf32\s*=\s*False))"),
+     'tl.dot without input_precision="ieee": fp32 inputs compute in TF32 by default'),
+    ("low_precision_dtype", re.compile(r"\b(tl|torch)\.(float16|bfloat16|half|float8\w*)\b"), "uses a reduced-precision dtype"),
+    ("math_mode", re.compile(r"allow_tf32\s*=\s*True"), "allow_tf32 = True"),
+    ("math_mode", re.compile(r"set_float32_matmul_precision\(\s*['\"](high|medium)"), "set_float32_matmul_precision high/medium"),
+]
+
+
+def reduced_precision_findings(source: str) -> list[Marker]:
+    """Every place the source computes (or may compute) in reduced precision."""
+    try:
+        return _markers_ast(ast.parse(source))
+    except SyntaxError:
+        out = []
+        for n, text in enumerate(source.splitlines(), 1):
+            code = text.split("#", 1)[0]
+            out += [Marker(kind, n, msg) for kind, pat, msg in _FALLBACK_PATTERNS if pat.search(code)]
+        return out
+
+
+def reduced_precision_markers(source: str) -> list[str]:
+    """Human-readable markers, e.g. 'line 12: tl.dot without input_precision="ieee": ...'."""
+    return [str(m) for m in reduced_precision_findings(source)]
+
+
+def introduced_markers(candidate: str, baseline: str) -> list[str]:
+    """Markers of `candidate` beyond those `baseline` already has (compared by text, with counts)."""
+    base = Counter(m.text for m in reduced_precision_findings(baseline))
+    out = []
+    for m in reduced_precision_findings(candidate):
+        if base[m.text] > 0:
+            base[m.text] -= 1
+        else:
+            out.append(str(m))
+    return out
+
+
+def summarize(markers: list[Any]) -> str:
+    return "reduced precision: " + "; ".join(map(str, markers)) if markers else "full fp32 precision"

@@ -1,0 +1,142 @@
+"""The ranked waterfall of SPEC §2.7, as pure logic.
+
+Every kernel has candidates ranked best-first, all past Gates 1–2; `evaluate`
+runs Gates 3–4 on one combination (kernel → candidate id). Sub-kernel gates
+can pass while the re-stitched model fails (errors add up across kernels, or a
+faster kernel makes its neighbours slower), so:
+  1. try the fastest combination: every kernel's best candidate;
+  2. drop kernels one at a time to isolate a culprit: a kernel without which
+     the rest passes; when no single kernel is to blame, drop one and repeat;
+  3. add the dropped kernels back, each with its next-best candidates, keeping
+     every addition that passes;
+  4. with nothing passing, fall back to {} (the compiler baseline).
+The number of evaluations is bounded; every one is recorded for the report.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Optional
+
+Combination = dict[str, str]
+Evaluate = Callable[[Combination], tuple]  # → (passed, speedup) ; speedup may be None
+
+
+@dataclass
+class WaterfallStep:
+    combination: Combination
+    passed: bool
+    speedup: Optional[float]
+    note: str  # why this combination was tried (and an evaluation error, if any)
+
+
+@dataclass
+class WaterfallResult:
+    combination: Combination  # the one to deploy; {} means the compiler baseline
+    passed: bool  # a non-empty combination passed Gates 3–4
+    speedup: Optional[float]
+    reason: str
+    trace: list[WaterfallStep] = field(default_factory=list)
+
+    @property
+    def evaluations(self) -> int:
+        return len(self.trace)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "evaluations": self.evaluations}
+
+
+class _Runner:
+    """Memoised, budgeted calls of `evaluate`."""
+
+    def __init__(self, evaluate: Evaluate, max_evaluations: int):
+        self.evaluate, self.budget = evaluate, max_evaluations
+        self.trace: list[WaterfallStep] = []
+        self.memo: dict[frozenset, WaterfallStep] = {}
+
+    def __call__(self, combo: Combination, note: str) -> Optional[bool]:
+        """True/False: the verdict; None: out of budget. {} is the baseline and passes unevaluated."""
+        if not combo:
+            return True
+        key = frozenset(combo.items())
+        if key in self.memo:
+            return self.memo[key].passed
+        if len(self.trace) >= self.budget:
+            return None
+        try:
+            out = self.evaluate(dict(combo))
+            passed, speedup = bool(out[0]), (float(out[1]) if out[1] is not None else None)
+        except Exception as exc:  # a broken evaluation is a failed one, and the report shows why
+            passed, speedup, note = False, None, f"{note}; evaluation raised {type(exc).__name__}: {exc}"
+        step = WaterfallStep(dict(combo), passed, speedup, note)
+        self.trace.append(step)
+        self.memo[key] = step
+        return passed
+
+    def best(self) -> Optional[WaterfallStep]:
+        passing = [s for s in self.trace if s.passed and s.combination]
+        return max(passing, key=lambda s: (s.speedup if s.speedup is not None else float("-inf"),
+                                           len(s.combination)), default=None)
+
+
+def _without(combo: Combination, kernel: str) -> Combination:
+    return {k: c for k, c in combo.items() if k != kernel}
+
+
+def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate,
+                       max_evaluations: int = 12) -> WaterfallResult:
+    order = [k for k, cands in ranked.items() if cands]  # the caller's priority order
+    run = _Runner(evaluate, max_evaluations)
+    combo = {k: ranked[k][0] for k in order}
+    if not combo:
+        return WaterfallResult({}, False, None, "no candidates passed Gates 1–2: the compiler baseline is kept")
+
+    verdict = run(combo, "fastest combination: every kernel's best candidate")
+    dropped: list[str] = []
+    # Phase 2: shrink to a passing combination, one kernel at a time.
+    while verdict is False:
+        culprit, tried = None, []
+        for k in order:
+            if k not in combo:
+                continue
+            rest = _without(combo, k)
+            v = run(rest, f"isolate: without {k}")
+            if v is None:
+                break
+            tried.append(k)
+            if v:
+                culprit = k
+                break
+        if culprit is None and len(tried) < len(combo):
+            break  # out of budget mid-isolation
+        # No single kernel to blame: drop the one whose absence kept the most speed (or the last).
+        drop = culprit or max(tried, key=lambda k: (_speed(run, _without(combo, k)), order.index(k)))
+        dropped.append(drop)
+        combo = _without(combo, drop)
+        verdict = run(combo, f"drop {drop}")
+    # Phase 3: add dropped kernels back (priority order), each with its candidates best-first.
+    if verdict:
+        for k in sorted(dropped, key=order.index):
+            for cand in ranked[k]:
+                trial = {**combo, k: cand}
+                v = run(trial, f"add back {k} with candidate {cand}")
+                if v is None:
+                    break
+                if v:
+                    combo = trial
+                    break
+
+    best = run.best()
+    if best is None:
+        return WaterfallResult({}, False, None,
+                               f"no combination passed Gates 3–4 in {len(run.trace)} evaluations: "
+                               "the compiler baseline is kept", run.trace)
+    kept = ", ".join(f"{k}={c}" for k, c in best.combination.items())
+    left = [k for k in order if k not in best.combination]
+    note = f"; without {', '.join(left)}" if left else ""
+    return WaterfallResult(dict(best.combination), True, best.speedup,
+                           f"passed Gates 3–4 with {kept}{note}", run.trace)
+
+
+def _speed(run: _Runner, combo: Combination) -> float:
+    step = run.memo.get(frozenset(combo.items()))
+    return step.speedup if step is not None and step.speedup is not None else float("-inf")
