@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL_PROBLEM = REPO / "benchmarks" / "problems" / "level2" / "01_linear_gelu.py"
+DEFAULT_MODEL_PROBLEM = REPO / "benchmarks" / "problems" / "level2" / "01_linear_bias_gelu.py"
 DEFAULT_KERNEL_PROBLEM = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
 
 

@@ -124,6 +124,11 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         result = JobResult("fallback", f"{exc.code}: {exc}", speedup=1.0)
     except ProblemError as exc:
         result = JobResult("failed", str(exc), error=str(exc))
+    except Exception as exc:  # an engine bug must still end the job with a record of it
+        import traceback
+
+        result = JobResult("failed", f"internal error: {type(exc).__name__}: {exc}",
+                           error=traceback.format_exc())
     result.precision = options.precision
     result.stage_seconds = dict(ctx.stage_seconds)
     ctx.report["result"] = result.to_dict()
@@ -149,7 +154,7 @@ def _run(ctx: JobContext) -> JobResult:
                                      limit_s=300, what="loading the problem", env=env)
         ctx.report["load"] = load
         ctx.emit("load", "progress", f"{load.kind} problem {load.name}: outputs {load.output_shapes}",
-                 kind=load.kind, deterministic=load.deterministic)
+                 problem_kind=load.kind, deterministic=load.deterministic)
     if load.kind == "kernel":
         from pipeline.kernel_job import run_kernel_job
 

@@ -91,7 +91,7 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
-        g2 = check_kernel(cand.source, state.ios)
+        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue

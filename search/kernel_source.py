@@ -150,6 +150,36 @@ def parse_kernel(source: str, name: str | None = None) -> KernelSource:
     return info
 
 
+# Emitted into candidates that use libdevice. Triton's interpreter cannot run
+# libdevice's extern calls (they return None there), so under TRITON_INTERPRET=1
+# libdevice is routed to tl.math or a short tl expression; on a GPU the branch
+# is never taken and the kernel uses Triton's libdevice as Inductor wrote it.
+_INTERPRETER_LIBDEVICE = """\
+if _os.environ.get('TRITON_INTERPRET', '0') == '1':
+    class _InterpreterLibdevice:
+        _composed = {
+            'tanh': lambda x: 1.0 - 2.0 / (tl.math.exp(2.0 * x) + 1.0),
+            'log1p': lambda x: tl.math.log(1.0 + x),
+            'expm1': lambda x: tl.math.exp(x) - 1.0,
+            'tan': lambda x: tl.math.sin(x) / tl.math.cos(x),
+            'sinh': lambda x: (tl.math.exp(x) - tl.math.exp(-x)) * 0.5,
+            'cosh': lambda x: (tl.math.exp(x) + tl.math.exp(-x)) * 0.5,
+            'log10': lambda x: tl.math.log(x) * 0.4342944819032518,
+            'isnan': lambda x: x != x,
+            'trunc': lambda x: tl.where(x < 0, tl.math.ceil(x), tl.math.floor(x)),
+        }
+
+        def __getattr__(self, name):
+            if name in self._composed:
+                return self._composed[name]
+            fn = getattr(tl.math, name, None)  # erf, exp, rsqrt, sqrt, log, ...
+            if fn is None:
+                raise AttributeError(f'libdevice.{name} has no Triton-interpreter equivalent')
+            return fn
+
+    libdevice = _InterpreterLibdevice()"""
+
+
 def _names_used(nodes: Sequence[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
@@ -176,9 +206,13 @@ def kernel_module_without_autotuner(kernel_source: str, kernel_name: str) -> str
     for node in tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             keep = [a for a in node.names if (a.asname or a.name.split(".")[0]) not in decorator_only]
+            text = lines[node.lineno - 1:node.end_lineno]
             if len(keep) != len(node.names):
                 node.names = keep
-                edits[node.lineno] = (node.end_lineno, [ast.unparse(node)] if keep else [])
+                text = [ast.unparse(node)] if keep else []
+            if any((a.asname or a.name) == "libdevice" for a in keep):
+                text = text + _INTERPRETER_LIBDEVICE.splitlines()
+            edits[node.lineno] = (node.end_lineno, text)
         elif isinstance(node, ast.Expr) and ast.unparse(node).endswith("set_driver_to_gpu()"):
             edits[node.lineno] = (node.end_lineno, [
                 "if _os.environ.get('TRITON_INTERPRET', '0') != '1':", "    " + ast.unparse(node)])

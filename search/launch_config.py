@@ -109,7 +109,8 @@ def build_space(target: KernelTarget) -> Space | str:
     kind = _kind(info)
     if kind not in MAX_BLOCK_NUMEL:
         return f"launch_config tunes pointwise and reduction kernels, not {info.heuristic or 'undecorated'} kernels"
-    grid_type = info.inductor_meta.get("grid_type")
+    meta = {**info.inductor_meta, **(target.inductor_meta or {})}  # the target's record wins if given
+    grid_type = meta.get("grid_type")
     ndim = {"Grid1D": 1, "Grid2D": 2}.get(grid_type)
     if ndim is None or (ndim == 2 and kind != "pointwise"):
         return f"grid type {grid_type} for a {kind} kernel is not modelled"
@@ -144,8 +145,8 @@ def build_space(target: KernelTarget) -> Space | str:
             values[name] = [max(_pow2_ceil(numel), baseline.get(name, 1))]
             continue
         lo, hi = RANGES[(kind, name, ndim)]
-        top = max(lo, _pow2_ceil(numel)) if kind == "pointwise" else _pow2_ceil(numel)
-        cands = [1 << k for k in range(0, 13) if lo <= (1 << k) <= min(hi, top)] or [min(lo, top)]
+        top = _pow2_ceil(numel)  # a block beyond the next power of two only idles threads
+        cands = [1 << k for k in range(0, 13) if min(lo, top) <= (1 << k) <= min(hi, top)]
         if not info.masked.get(prefix, False):
             # Inductor elided the bounds mask: only blocks dividing the numel stay in bounds.
             cands = [v for v in cands if numel % v == 0]
@@ -155,7 +156,7 @@ def build_space(target: KernelTarget) -> Space | str:
         if not cands:
             return f"no power-of-two {name} divides {prefix}numel={numel} (mask elided)"
         values[name] = cands
-    if info.inductor_meta.get("no_x_dim") and "XBLOCK" in values:
+    if meta.get("no_x_dim") and "XBLOCK" in values:
         values["XBLOCK"] = [1]  # the body assumes one row per program
     stages = list(STAGES) if info.has_loop else [baseline.get("num_stages", 1)]
     grid = [("xnumel", "XBLOCK")] + ([("ynumel", "YBLOCK")] if ndim == 2 else [])

@@ -12,13 +12,16 @@ from __future__ import annotations
 import ast
 import importlib.util
 import math
+import os
 import sys
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+import triton.language as tl
 
 from compiled.runtime import load_kernel_module
 from search.beam import SearchHistory
@@ -119,12 +122,16 @@ def load_original(source: str, name: str, tmp_path: Path):
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod
     spec.loader.exec_module(mod)
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        # The interpreter cannot call libdevice; these kernels use only functions tl.math has.
+        mod.libdevice = types.SimpleNamespace(**{f: (lambda f: lambda x: getattr(tl.math, f)(x))(f)
+                                                 for f in ("erf", "exp", "rsqrt")})
     return getattr(mod, name)
 
 
 def run_reference(target: KernelTarget, args: list[Any], tmp_path: Path) -> None:
     fn = load_original(target.source, target.name, tmp_path)
-    numels = dict(zip([p for p in target.arg_names if p.endswith("numel")], target.numels))
+    numels = {p: a for p, a in zip(target.arg_names, args) if p.endswith("numel")}
     kw = target.baseline_config["kwargs"]
     grid = (math.ceil(numels["xnumel"] / kw.get("XBLOCK", 1)),
             math.ceil(numels["ynumel"] / kw["YBLOCK"]) if "ynumel" in numels else 1)
@@ -132,14 +139,39 @@ def run_reference(target: KernelTarget, args: list[Any], tmp_path: Path) -> None
              num_stages=target.baseline_config["num_stages"])
 
 
+@pytest.fixture
+def fast_helpers(monkeypatch):
+    """Make Inductor's custom-combine reductions bearable on the interpreter.
+
+    The interpreter reduces `triton_helpers.max2` / `max_with_index` element by
+    element, and each step calls the nested jit helper `is_floating`, which
+    re-patches triton.language (about 1 ms per element: minutes for one
+    softmax). A plain function with the same answer makes it ~20x faster; the
+    reference and the candidates both use it, and it changes no results.
+    """
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        from torch._inductor.runtime import triton_helpers
+
+        monkeypatch.setattr(triton_helpers, "is_floating", lambda x: x.dtype.is_floating())
+
+
+# Rows actually launched, for kernels the interpreter runs slowly (custom-combine
+# reductions): the launch's xnumel argument only sizes the grid (the body
+# hard-codes the real xnumel for its masks), so a smaller one computes a prefix
+# of the rows, and only that prefix is compared.
+ROW_SUBSET = {"softmax_rows": 16, "argmax_max": 4}
+
+
 def clone(args: list[Any]) -> list[Any]:
     return [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
 
 
-def assert_same_outputs(ref: list[Any], got: list[Any]) -> None:
+def assert_same_outputs(ref: list[Any], got: list[Any], rows: int | None = None) -> None:
     for r, o in zip(ref, got):
         if not isinstance(r, torch.Tensor):
             continue
+        if rows is not None:
+            r, o = r[:rows], o[:rows]
         if r.dtype.is_floating_point:
             torch.testing.assert_close(o, r, rtol=1e-5, atol=1e-5)
         else:
@@ -183,9 +215,12 @@ def test_candidate_module_is_standalone():
 
 
 @pytest.mark.parametrize("problem", list(PROBLEMS))
-def test_candidates_match_original_kernel(problem, device, tmp_path):
+def test_candidates_match_original_kernel(problem, device, tmp_path, fast_helpers):
     target = make_target(problem)
     args = make_args(target, problem, seed=0, device=device)
+    rows = ROW_SUBSET.get(problem) if device == "cpu" else None
+    if rows is not None:
+        args[target.arg_names.index("xnumel")] = rows
     ref = clone(args)
     run_reference(target, ref, tmp_path)
     cands = LaunchConfigGenerator().propose(target, [], [], 3)
@@ -193,8 +228,7 @@ def test_candidates_match_original_kernel(problem, device, tmp_path):
     for cand in cands:
         got = clone(args)
         load_kernel_module(cand.source, target.name).run(*got, stream=None)
-        assert_same_outputs(ref, got)
-        assert got[0] is not None
+        assert_same_outputs(ref, got, rows)
 
 
 def test_grid2d_candidate_matches_original(device, tmp_path):
@@ -265,7 +299,7 @@ def test_no_x_dim_pins_xblock():
     assert cands and all(c.params["XBLOCK"] == 1 for c in cands)
 
 
-def test_no_x_dim_with_body_xblock_runs(device, tmp_path):
+def test_no_x_dim_with_body_xblock_runs(device, tmp_path, fast_helpers):
     # Inductor's no_x_dim form: `XBLOCK: tl.constexpr = 1` in the body, not a parameter.
     target = make_target("softmax_rows")
     src = target.source.replace(", XBLOCK : tl.constexpr):", "):").replace(
@@ -277,9 +311,10 @@ def test_no_x_dim_with_body_xblock_runs(device, tmp_path):
     assert cands and all(set(c.params) == {"num_warps", "num_stages"} for c in cands)
     assert "grid = (xnumel, 1, 1)" in cands[0].source
     args = make_args(target, "softmax_rows", seed=2, device=device)
+    args[2] = rows = 4 if device == "cpu" else 1024  # grid = xnumel programs of one row each
     got = clone(args)
     load_kernel_module(cands[0].source, target.name).run(*got)
-    torch.testing.assert_close(got[1], torch.softmax(args[0], dim=-1), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(got[1][:rows], torch.softmax(args[0][:rows], dim=-1), rtol=1e-5, atol=1e-6)
 
 
 def test_elided_masks_only_get_dividing_blocks():

@@ -10,46 +10,69 @@ from typing import Any, Optional
 import torch
 
 # Integer views of the same element size: comparing bits makes NaN == NaN with the
-# same payload, and lets the poison be recognised exactly (see POISON_BITS).
+# same payload, and lets the poison and guard patterns be recognised exactly.
 _INT_OF_SIZE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-
-# The poison / guard pattern, as raw bits per floating dtype. Each is a quiet NaN
-# with a payload no arithmetic produces (a computed NaN is canonical, 0x7fc00000),
-# so "still holds the poison" means "never written", and a read of it by the
-# kernel turns its result into NaN, which the value check then catches.
-_FLOAT_POISON = {
-    torch.float16: 0x7E5A,
-    torch.bfloat16: 0x7FDA,
-    torch.float32: 0x7FC5A5A5,
-    torch.float64: 0x7FF85A5A5A5A5A5A,
-}
-# Integers and bools: a fixed byte pattern (0x5a repeated); for bool it is not a
-# valid value (0/1), so any real store is distinguishable from it.
-_INT_POISON = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
 
 
 def bits(t: torch.Tensor) -> torch.Tensor:
     """`t` reinterpreted as integers of the same size (same shape and strides)."""
     return t.view(_INT_OF_SIZE[t.element_size()])
 
+# Guard bands and poisoned floats hold a quiet NaN with a payload no arithmetic
+# produces (a computed NaN is canonical, 0x7fc00000): "still holds the pattern"
+# then means "never written", and a kernel that reads it gets NaN, which the
+# value check catches.
+_FLOAT_PATTERN = {
+    torch.float16: 0x7E5A,
+    torch.bfloat16: 0x7FDA,
+    torch.float32: 0x7FC5A5A5,
+    torch.float64: 0x7FF85A5A5A5A5A5A,
+}
+# Guard bands of integer and bool tensors: 0x5a bytes (not even a valid bool).
+_INT_GUARD = {1: 0x5A, 2: 0x5A5A, 4: 0x5A5A5A5A, 8: 0x5A5A5A5A5A5A5A5A}
 
-def poison_bits(dtype: torch.dtype) -> int:
-    """The raw bit pattern used to poison and guard tensors of `dtype`, as a signed int."""
-    size = torch.empty((), dtype=dtype).element_size()
-    raw = _FLOAT_POISON.get(dtype, _INT_POISON[size])
-    if size > 1 and raw >= 1 << (8 * size - 1):  # torch int views are signed
+
+def _signed(raw: int, size: int) -> int:
+    # torch's int views are signed, except uint8
+    if _INT_OF_SIZE[size] is not torch.uint8 and raw >= 1 << (8 * size - 1):
         raw -= 1 << (8 * size)
     return raw
 
 
+def guard_bits(dtype: torch.dtype) -> int:
+    """The raw bits guard bands of a `dtype` tensor hold."""
+    size = torch.empty((), dtype=dtype).element_size()
+    return _signed(_FLOAT_PATTERN.get(dtype, _INT_GUARD[size]), size)
+
+
+def poison_bits(dtype: torch.dtype) -> int:
+    """The raw bits a poisoned output element of `dtype` holds.
+
+    Integer and bool outputs take the value the KernelIO recorder
+    (compiled.kernel_io.poison_) poisons the reference's outputs with, so an
+    element both leave unwritten compares equal; floats are NaN on both sides.
+    """
+    if dtype in _FLOAT_PATTERN:
+        return guard_bits(dtype)
+    from compiled.kernel_io import poison_ as record_poison
+
+    probe = torch.empty(1, dtype=dtype)
+    record_poison(probe)
+    return int(bits(probe)[0])
+
+
 def poison_(t: torch.Tensor) -> torch.Tensor:
-    """Fill `t` in place with the poison pattern (NaN for floats)."""
+    """Poison `t` in place (NaN for floats, the recorder's sentinel for integers)."""
     bits(t).fill_(poison_bits(t.dtype))
     return t
 
 
 def is_poison(t: torch.Tensor) -> torch.Tensor:
-    """Bool mask: which elements still hold the poison pattern (were never written)."""
+    """Bool mask: which elements still hold the poison, i.e. were (most likely) never written.
+
+    Always False for bools: their poison (True) is an ordinary value."""
+    if t.dtype == torch.bool:
+        return torch.zeros(t.shape, dtype=torch.bool, device=t.device)
     return bits(t) == poison_bits(t.dtype)
 
 
@@ -110,7 +133,9 @@ def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, ato
     worst = int(err.argmax())
     av, ev = a[worst].item(), e[worst].item()
     where = fmt_index(worst, shape)
-    count = f"{n_bad} of {a.numel()} elements mismatch"
+    first = int((~close).nonzero()[0])
+    count = f"{n_bad} of {a.numel()} elements mismatch" + (
+        f", the first at index {fmt_index(first, shape)}" if first != worst else "")
     if bool(is_poison(actual).reshape(-1)[worst]):
         never = int((is_poison(actual).reshape(-1) & ~close).sum())
         return (f"{label}: {count}; {never} were never written (they still hold the poison NaN), "
@@ -124,10 +149,11 @@ def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, ato
 
 
 def max_abs_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
-    """max |actual − expected| over positions where both are finite (0.0 if none), in float64."""
+    """max |actual − expected| in float64; NaN on one side only counts as inf; equal values 0."""
     if not (actual.is_floating_point() and expected.is_floating_point()) or actual.numel() == 0:
         return 0.0 if torch.equal(bits(actual), bits(expected.to(actual.device))) else float("inf")
     a = actual.detach().to(torch.float64)
     e = expected.detach().to(device=a.device, dtype=torch.float64)
-    both = torch.isfinite(a) & torch.isfinite(e)
-    return float((a - e).abs()[both].max()) if bool(both.any()) else 0.0
+    same = (a == e) | (a.isnan() & e.isnan())
+    diff = torch.where(same, torch.zeros_like(a), (a - e).abs())
+    return float(torch.nan_to_num(diff, nan=float("inf")).max())

@@ -10,7 +10,8 @@ of the arguments (verify.guarded), its pure outputs poisoned first. Then:
 Poisoning is what catches a candidate that writes nothing, drops a tail, or
 returns results cached from another call: an element it does not write still
 holds the poison NaN. In/out arguments (`in_out_ptr*`) are inputs too, so
-they keep their recorded values.
+they keep their recorded values. Output shapes and strides are those of the
+recording by construction: the candidate writes into views laid out like them.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ import torch
 
 from compiled.kernel_io import KernelIO, clone_arg
 from isolation.child import ChildError, run_in_child
-from verify.compare import bits, compare_close, compare_exact, max_abs_error
+from verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
 from verify.guarded import GuardedLaunch
 from verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
 from verify.result import GateResult
@@ -47,6 +48,7 @@ def classify_args(io: KernelIO, arg_names: Optional[Sequence[str]] = None,
     poisoned copy, still reproduces the recorded result (so it never reads it);
     without a reference, written arguments keep their recorded values (a
     candidate that leaves one unchanged still fails: the reference changed it).
+    An argument recorded holding nothing but the poison is a pure output either way.
     """
     tensors = {i for i, a in enumerate(io.before) if isinstance(a, torch.Tensor)}
     written = set(io.written())
@@ -54,11 +56,19 @@ def classify_args(io: KernelIO, arg_names: Optional[Sequence[str]] = None,
         named = {i for i in tensors if i < len(arg_names) and "out_ptr" in arg_names[i]}
         written |= named
         return written, {i for i in named if "in_out_ptr" not in arg_names[i]}
-    if reference is None or not written:
-        return written, set()
+    # Recorded already poisoned (compiled.kernel_io's recorder does this for out_ptr*): a pure output.
+    poisoned = {i for i in written if io.before[i].numel() and bool(_all_poison(io.before[i]))}
+    if reference is None or written <= poisoned:
+        return written, poisoned
     trial = GuardedLaunch(io.before, written)
     launch(reference, trial.args, io.launch_kwargs)
-    return written, {i for i in written if _same_bits(trial.args[i], io.after[i])}
+    return written, poisoned | {i for i in written if _same_bits(trial.args[i], io.after[i])}
+
+
+def _all_poison(t: torch.Tensor) -> bool:
+    if t.is_floating_point():
+        return bool(t.isnan().all())
+    return t.dtype != torch.bool and bool(is_poison(t).all())
 
 
 def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: float = 1e-3,

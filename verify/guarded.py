@@ -2,7 +2,7 @@
 
 Each tensor argument becomes a view (same shape, strides) into a larger flat
 buffer whose guard bands before and after the view's storage span, and any
-stride gaps inside it, hold the poison pattern. After the candidate runs, a
+stride gaps inside it, hold a guard pattern. After the candidate runs, a
 guard element that changed is a write outside that argument: the out-of-bounds
 store a missing mask makes, which on a GPU would silently corrupt a
 neighbouring buffer of the model.
@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import torch
 
-from verify.compare import bits, poison_, poison_bits
+from verify.compare import bits, guard_bits, poison_
 
 _MIN_GUARD_BYTES = 16 << 10  # catches an unmasked block (or row) past either end
 _MAX_GUARD_BYTES = 8 << 20  # bounds the memory cost for large tensors
@@ -46,17 +46,20 @@ class GuardedTensor:
         t = t.detach()
         extent = storage_extent(t)
         guard = _guard_elems(extent, t.element_size())
-        buffer = poison_(torch.empty(2 * guard + extent, dtype=t.dtype, device=t.device))
+        buffer = torch.empty(2 * guard + extent, dtype=t.dtype, device=t.device)
+        bits(buffer).fill_(guard_bits(t.dtype))
         view = buffer.as_strided(t.shape, t.stride(), guard)
-        if not poisoned:
+        if poisoned:
+            poison_(view)
+        else:
             bits(view).copy_(bits(t))  # bit copy: NaN payloads survive
         return cls(buffer, view, guard, extent)
 
     def violation(self, label: str) -> Optional[str]:
-        """None if every element outside the view still holds the poison, else what was written where."""
+        """None if every element outside the view still holds the guard pattern, else what was written where."""
         covered = torch.zeros(self.buffer.numel(), dtype=torch.bool, device=self.buffer.device)
         covered.as_strided(self.view.shape, self.view.stride(), self.guard).fill_(True)
-        changed = (bits(self.buffer) != poison_bits(self.buffer.dtype)) & ~covered
+        changed = (bits(self.buffer) != guard_bits(self.buffer.dtype)) & ~covered
         if not bool(changed.any()):
             return None
         pos = changed.nonzero().reshape(-1).cpu()

@@ -1,6 +1,7 @@
 """Launching a kernel the way Inductor's module does, and describing its failures."""
 from __future__ import annotations
 
+import re
 import traceback
 from typing import Any, Optional
 
@@ -33,10 +34,20 @@ def launch(launcher: Any, args: list[Any], launch_kwargs: Optional[dict] = None)
 
 def describe_exception(exc: BaseException, candidate_file: Optional[str] = None) -> str:
     """`Type: message`, plus the candidate's own source lines on the traceback."""
-    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, SyntaxError) and exc.lineno:
+        text = f"SyntaxError: {exc.msg} at candidate line {exc.lineno}: {(exc.text or '').strip()}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    text = re.sub(r"\S*kernelopt_kernel_\w+\.py", "<candidate>", text)
     if candidate_file:
         text = text.replace(candidate_file, "<candidate>")
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == candidate_file]
+        # The interpreter re-raises kernel errors: the kernel's own line is on a chained exception.
+        frames, seen, link = [], set(), exc
+        while link is not None and id(link) not in seen:
+            seen.add(id(link))
+            frames += [f for f in traceback.extract_tb(link.__traceback__) if f.filename == candidate_file
+                       and (f.lineno, f.name) not in {(g.lineno, g.name) for g in frames}]
+            link = link.__cause__ or link.__context__
         for f in frames[-3:]:
             text += f"\n  at candidate line {f.lineno}, in {f.name}: {f.line}"
     if len(text) > _MAX_MESSAGE:

@@ -166,10 +166,25 @@ _FALLBACK_PATTERNS = [  # for source that does not parse (Gate 1 reports the syn
 ]
 
 
+def _embedded_kernels(tree: ast.AST) -> list[tuple[int, str]]:
+    """Triton sources held in string literals (Inductor's `async_compile.triton('name', '''...''')`)."""
+    return [(node.lineno - 1, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and "@triton.jit" in node.value and "\n" in node.value]
+
+
 def reduced_precision_findings(source: str) -> list[Marker]:
-    """Every place the source computes (or may compute) in reduced precision."""
+    """Every place the source computes (or may compute) in reduced precision.
+
+    Kernels embedded as strings (a whole output module) are scanned too, with
+    line numbers of the enclosing file.
+    """
     try:
-        return _markers_ast(ast.parse(source))
+        tree = ast.parse(source)
+        found = _markers_ast(tree)
+        for offset, text in _embedded_kernels(tree):
+            found += [Marker(m.kind, m.line + offset, m.text) for m in reduced_precision_findings(text)]
+        return sorted(set(found), key=lambda m: (m.line, m.kind, m.text))
     except SyntaxError:
         out = []
         for n, text in enumerate(source.splitlines(), 1):

@@ -6,7 +6,8 @@ can pass while the re-stitched model fails (errors add up across kernels, or a
 faster kernel makes its neighbours slower), so:
   1. try the fastest combination: every kernel's best candidate;
   2. drop kernels one at a time to isolate a culprit: a kernel without which
-     the rest passes; when no single kernel is to blame, drop one and repeat;
+     the rest passes (trying the lowest-priority kernels first); when no single
+     kernel is to blame, drop one and repeat;
   3. add the dropped kernels back, each with its next-best candidates, keeping
      every addition that passes;
   4. with nothing passing, fall back to {} (the compiler baseline).
@@ -84,6 +85,7 @@ def _without(combo: Combination, kernel: str) -> Combination:
 
 def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate,
                        max_evaluations: int = 12) -> WaterfallResult:
+    """`ranked`: kernel → candidate ids best-first, in priority order (largest expected gain first)."""
     order = [k for k, cands in ranked.items() if cands]  # the caller's priority order
     run = _Runner(evaluate, max_evaluations)
     combo = {k: ranked[k][0] for k in order}
@@ -95,7 +97,7 @@ def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate,
     # Phase 2: shrink to a passing combination, one kernel at a time.
     while verdict is False:
         culprit, tried = None, []
-        for k in order:
+        for k in reversed(order):  # least valuable first: the first passing rest keeps the most gain
             if k not in combo:
                 continue
             rest = _without(combo, k)

@@ -1,0 +1,141 @@
+"""The API application: `create_app(settings=None, dispatcher=None)`.
+
+One engine (connection pool), one blob store and one dispatcher per process, created here
+and shared through `app.state`; handlers get them through api/deps.py. The API only stores
+bytes and enqueues job ids: it never imports or runs submitted code.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, status
+from fastapi.responses import JSONResponse
+from sqlalchemy import func, select
+from sqlalchemy.exc import OperationalError
+
+from api.deps import AuthCache
+from api.metrics import Metrics, MetricsMiddleware
+from api.routes import health, jobs, stats
+from service.settings import Settings, get_settings
+
+log = logging.getLogger("kernelopt.api")
+
+API_VERSION = "1.0.0"
+DESCRIPTION = """Verified optimization of torch.compile's Triton kernels, as a service.
+
+Submit a model or kernel file (`POST /v1/jobs`), follow it (`GET /v1/jobs/{id}`, or live with
+Server-Sent Events at `/v1/jobs/{id}/events`) and download its artifacts. Authenticate with
+`Authorization: Bearer <team API key>`; a team sees only its own jobs.
+"""
+
+
+class _LazyDispatcher:
+    """Creates the configured dispatcher on first use (Celery when a broker is set, else in-process)."""
+
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self._dispatcher: Any = None
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        if self._dispatcher is None:
+            with self._lock:
+                if self._dispatcher is None:
+                    from worker.dispatch import make_dispatcher
+
+                    self._dispatcher = make_dispatcher(self.settings)  # starts its slots, if any
+        return self._dispatcher
+
+    def enqueue(self, job_id: str) -> None:
+        self.get().enqueue(job_id)
+
+    def close(self) -> None:
+        if self._dispatcher is not None:
+            for name in ("close", "stop", "shutdown"):
+                fn = getattr(self._dispatcher, name, None)
+                if callable(fn):
+                    fn()
+                    break
+
+
+def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
+               auth_cache_ttl_s: float = 10.0, sse_poll_interval_s: float = 0.5) -> FastAPI:
+    from storage.blobs import BlobStore
+    from storage.db import make_engine, make_sessionmaker
+
+    settings = settings or get_settings()
+    url = settings.effective_database_url
+    engine_kwargs = {} if url.startswith("sqlite") else {"pool_size": 20, "max_overflow": 20, "pool_timeout": 10}
+    engine = make_engine(url, **engine_kwargs)
+    sessionmaker = make_sessionmaker(engine)
+    own_dispatcher = _LazyDispatcher(settings) if dispatcher is None else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if own_dispatcher is not None:
+            # Start the embedded slots now, so jobs queued before a restart are picked up.
+            from starlette.concurrency import run_in_threadpool
+
+            await run_in_threadpool(own_dispatcher.get)
+        try:
+            yield
+        finally:
+            if own_dispatcher is not None:
+                own_dispatcher.close()
+            engine.dispose()
+
+    app = FastAPI(title="KernelOPT", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+
+    def count_by_status() -> dict[str, int]:
+        from storage.models import Job
+
+        with sessionmaker() as s:
+            return {st: n for st, n in s.execute(select(Job.status, func.count()).group_by(Job.status))}
+
+    broker_client = None
+
+    def broker_ping() -> None:
+        nonlocal broker_client
+        import redis
+
+        if broker_client is None:
+            broker_client = redis.Redis.from_url(settings.broker_url, socket_timeout=2, socket_connect_timeout=2)
+        broker_client.ping()
+
+    metrics = Metrics(count_by_status)
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = sessionmaker
+    app.state.blobs = BlobStore(settings.blobs_dir)
+    app.state.dispatcher = dispatcher if dispatcher is not None else own_dispatcher
+    app.state.auth_cache = AuthCache(ttl_s=auth_cache_ttl_s)
+    app.state.metrics = metrics
+    app.state.broker_ping = broker_ping
+    app.state.sse_poll_interval_s = sse_poll_interval_s
+
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+
+    @app.exception_handler(OperationalError)
+    async def database_unavailable(request: Request, exc: OperationalError):
+        log.error("database error on %s %s: %s", request.method, request.url.path, exc)
+        return JSONResponse({"detail": "the database is unavailable; retry shortly"},
+                            status_code=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception):
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return JSONResponse({"detail": f"internal error ({type(exc).__name__}); it has been logged"},
+                            status_code=status.HTTP_500_INTERNAL_SERVER_ERROR)
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> dict:
+        return {"name": "KernelOPT", "version": API_VERSION, "docs": "/docs", "openapi": "/openapi.json",
+                "jobs": "/v1/jobs"}
+
+    app.include_router(health.router)
+    app.include_router(jobs.router)
+    app.include_router(stats.router)
+    return app

@@ -1,0 +1,119 @@
+"""Dependencies of the API, as Annotated aliases (FastAPI full-stack template style).
+
+SessionDep   a SQLAlchemy session from the app's pooled engine (one engine per process)
+TeamDep      the team behind `Authorization: Bearer <key>` (401 with WWW-Authenticate otherwise)
+SettingsDep  the service settings the app was created with
+DispatcherDep the queue the API hands job ids to (it never runs submitted code itself)
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass
+from typing import Annotated, Any, Iterator
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from service.settings import Settings
+
+
+@dataclass(frozen=True)
+class TeamRef:
+    """The authenticated team, detached from any session."""
+
+    id: int
+    name: str
+
+
+class AuthCache:
+    """A short-lived cache of key-hash → team, so status polls skip the key lookup.
+
+    Only successful authentications are cached, keyed by the sha256 of the key (the key itself
+    is never kept). A revoked key stops working within `ttl_s` seconds.
+    """
+
+    def __init__(self, ttl_s: float = 10.0, max_entries: int = 10_000):
+        self.ttl_s = ttl_s
+        self.max_entries = max_entries
+        self._entries: dict[str, tuple[float, TeamRef]] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def digest(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    def get(self, digest: str) -> TeamRef | None:
+        if self.ttl_s <= 0:
+            return None
+        hit = self._entries.get(digest)
+        if hit is None or hit[0] < time.monotonic():
+            return None
+        return hit[1]
+
+    def put(self, digest: str, team: TeamRef) -> None:
+        if self.ttl_s <= 0:
+            return
+        with self._lock:
+            if len(self._entries) >= self.max_entries:
+                now = time.monotonic()
+                self._entries = {k: v for k, v in self._entries.items() if v[0] >= now}
+                if len(self._entries) >= self.max_entries:
+                    self._entries.clear()
+            self._entries[digest] = (time.monotonic() + self.ttl_s, team)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+def get_settings_dep(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    session = request.app.state.sessionmaker()
+    try:
+        yield session
+    finally:
+        session.close()  # rolls back whatever a handler did not commit
+
+
+def get_dispatcher(request: Request) -> Any:
+    return request.app.state.dispatcher
+
+
+_bearer = HTTPBearer(auto_error=False, description="a team API key: `Authorization: Bearer ko_...`")
+
+
+def _unauthorized(detail: str) -> HTTPException:
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail=detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def get_team(request: Request,
+             credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> TeamRef:
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise _unauthorized("missing API key: send `Authorization: Bearer <key>`")
+    key = credentials.credentials
+    cache: AuthCache = request.app.state.auth_cache
+    digest = cache.digest(key)
+    team = cache.get(digest)
+    if team is not None:
+        return team
+    from service.auth import authenticate
+
+    with request.app.state.sessionmaker() as session:
+        found = authenticate(session, key)
+        if found is None:
+            raise _unauthorized("invalid or revoked API key")
+        team = TeamRef(id=found.id, name=found.name)
+    cache.put(digest, team)
+    return team
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
+SessionDep = Annotated[Session, Depends(get_session)]
+TeamDep = Annotated[TeamRef, Depends(get_team)]
+DispatcherDep = Annotated[Any, Depends(get_dispatcher)]

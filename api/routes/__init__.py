@@ -1,0 +1,1 @@
+"""Routers of the API, one module per resource."""

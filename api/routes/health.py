@@ -1,0 +1,47 @@
+"""/healthz (the process answers), /readyz (database and broker reachable), /metrics (Prometheus)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response, status
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+
+from api.schemas import Health, Readiness
+
+router = APIRouter(tags=["health"])
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness")
+async def healthz() -> Health:
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Readiness, summary="Readiness: database (and broker when configured)",
+            responses={503: {"model": Readiness, "description": "a dependency is unreachable"}})
+def readyz(request: Request):
+    state = request.app.state
+    checks: dict[str, str] = {}
+    try:
+        with state.engine.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        checks["database"] = "ok"
+    except Exception as exc:
+        checks["database"] = f"unreachable: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    broker_url = state.settings.broker_url
+    if broker_url:
+        try:
+            state.broker_ping()
+            checks["broker"] = "ok"
+        except Exception as exc:
+            checks["broker"] = f"unreachable: {type(exc).__name__}: {exc}"
+    else:
+        checks["broker"] = "embedded"
+    ok = all(v in ("ok", "embedded") for v in checks.values())
+    body = Readiness(status="ready" if ok else "not ready", checks=checks)
+    return JSONResponse(body.model_dump(), status_code=status.HTTP_200_OK if ok else status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+@router.get("/metrics", summary="Prometheus metrics", response_class=Response,
+            responses={200: {"content": {"text/plain": {}}}})
+def metrics(request: Request) -> Response:
+    payload, content_type = request.app.state.metrics.render()
+    return Response(payload, media_type=content_type)

@@ -1,0 +1,329 @@
+"""/v1/jobs: submit, get, list, cancel, live events, artifacts."""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import mimetypes
+from dataclasses import fields as dc_fields
+from datetime import datetime, timezone
+from typing import Annotated, Any, get_args, get_origin
+
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
+from starlette.concurrency import run_in_threadpool
+
+from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef
+from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
+from api.sse import job_event_stream
+from api.uploads import read_submission
+
+log = logging.getLogger("kernelopt.api")
+
+router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+
+JobId = Annotated[str, Path(min_length=1, max_length=64, description="the job id (32 hex characters)")]
+NOT_FOUND = {404: {"model": Problem, "description": "no such job for this team"}}
+AUTH = {401: {"model": Problem, "description": "missing or invalid API key"}}
+
+
+def job_links(job_id: str) -> dict[str, str]:
+    base = f"/v1/jobs/{job_id}"
+    return {"self": base, "events": f"{base}/events", "artifacts": f"{base}/artifacts", "cancel": f"{base}/cancel"}
+
+
+def job_out(job: Any) -> JobOut:
+    result = job.result or {}
+    return JobOut(
+        id=job.id, status=job.status, stage=job.stage, progress=job.progress or 0.0, outcome=job.outcome,
+        speedup=job.speedup, cause=job.cause, error=job.error, filename=job.filename, tag=job.tag,
+        options=job.options or {}, has_weights=job.weights_blob is not None, attempts=job.attempts or 0,
+        cancel_requested=bool(job.cancel_requested), created_at=job.created_at, started_at=job.started_at,
+        finished_at=job.finished_at, timings=result.get("stage_seconds") or {},
+        baseline_ms=result.get("baseline_ms"), optimized_ms=result.get("optimized_ms"),
+        noise_pct=result.get("noise_pct"), precision=result.get("precision") or (job.options or {}).get("precision"),
+        reduced_precision=result.get("reduced_precision"), gpu_seconds=job.gpu_seconds or 0.0,
+        links=job_links(job.id))
+
+
+def _check_type(name: str, annotation: Any, value: Any) -> None:
+    """A light type check of one option (JobOptions is a dataclass and checks only some values)."""
+    ann = annotation if not isinstance(annotation, str) else {
+        "str": str, "float": float, "int": int, "bool": bool, "list[str]": list[str], "list[int]": list[int],
+    }.get(annotation.replace(" ", ""), object)
+    origin = get_origin(ann)
+    ok: bool
+    if ann is float:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif ann is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif ann is bool:
+        ok = isinstance(value, bool)
+    elif ann is str:
+        ok = isinstance(value, str)
+    elif origin is list:
+        (item,) = get_args(ann) or (object,)
+        ok = isinstance(value, list) and all(
+            isinstance(v, item) and not (item is int and isinstance(v, bool)) for v in value)
+    else:
+        ok = True
+    if not ok:
+        raise ValueError(f"option {name!r} must be of type {getattr(ann, '__name__', str(ann))}, got {value!r}")
+
+
+def parse_options(text: str | None) -> dict:
+    """The `options` form field (JSON object) → the job's effective options, or a 422."""
+    from pipeline.options import JobOptions
+
+    if text is None or not text.strip():
+        raw: Any = {}
+    else:
+        try:
+            raw = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                                detail=f"`options` is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            detail="`options` must be a JSON object, e.g. {\"dtype\": \"bf16\", \"time_budget_s\": 600}")
+    try:
+        annotations = {f.name: f.type for f in dc_fields(JobOptions)}
+        for name, value in raw.items():
+            if name in annotations:
+                _check_type(name, annotations[name], value)
+        return JobOptions.from_dict(raw).to_dict()
+    except (ValueError, TypeError) as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid options: {exc}") from None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value
+
+
+SUBMIT_BODY = {
+    "required": True,
+    "content": {"multipart/form-data": {"schema": {
+        "type": "object",
+        "required": ["file"],
+        "properties": {
+            "file": {"type": "string", "format": "binary",
+                     "description": "the model file (KernelBench convention) or a Triton kernel file"},
+            "weights": {"type": "string", "format": "binary", "description": "optional safetensors weights"},
+            "options": {"type": "string", "description": "JSON object of job options: dtype (fp32|bf16|fp16), "
+                        "precision (strict|tf32), time_budget_s, generators, seeds, ... (pipeline.options.JobOptions)"},
+            "tag": {"type": "string", "maxLength": 200, "description": "free label to filter and aggregate jobs by"},
+        },
+    }}},
+}
+
+
+@router.post(
+    "", status_code=status.HTTP_202_ACCEPTED, response_model=JobOut, summary="Submit a job",
+    openapi_extra={"requestBody": SUBMIT_BODY},
+    responses={
+        200: {"model": JobOut, "description": "an earlier submission with the same Idempotency-Key (same job)"},
+        **AUTH,
+        409: {"model": Problem, "description": "Idempotency-Key reused with a different request"},
+        413: {"model": Problem, "description": "upload over KERNELOPT_MAX_UPLOAD_BYTES"},
+        415: {"model": Problem, "description": "not multipart/form-data"},
+        422: {"model": Problem, "description": "bad options or form"},
+        429: {"model": Problem, "description": "too many queued jobs for the team (see Retry-After)"},
+        503: {"model": Problem, "description": "stored but not queued; retry with the same Idempotency-Key"},
+    })
+async def submit_job(
+    request: Request, response: Response, team: TeamDep, settings: SettingsDep, dispatcher: DispatcherDep,
+    idempotency_key: Annotated[str | None, Header(max_length=255, description=(
+        "makes a retried POST safe: the same key returns the same job; the same key with a different body is refused"
+    ))] = None,
+) -> JobOut:
+    sub = await read_submission(request, settings.max_upload_bytes)
+    options = parse_options(sub.options_text)
+    if sub.tag is not None and len(sub.tag) > 200:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`tag` is longer than 200 characters")
+    key = idempotency_key.strip() if idempotency_key else None
+    app = request.app
+
+    def store():
+        from service.jobs import IdempotencyConflict, QueueFull, create_job
+
+        with app.state.sessionmaker() as session:
+            try:
+                return create_job(session, team.id, sub.filename, sub.data, options, sub.weights, key or None,
+                                  sub.tag, app.state.blobs, settings)
+            except IdempotencyConflict as exc:
+                raise HTTPException(status.HTTP_409_CONFLICT, detail=(
+                    f"Idempotency-Key {key!r} was already used for a different request "
+                    f"(another file, weights or options): {exc}")) from None
+            except QueueFull as exc:
+                retry = max(1, int(round(getattr(exc, "retry_after_s", 30) or 30)))
+                raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(retry)}, detail=(
+                    f"too many queued jobs for team {team.name!r} (limit {settings.max_queued_jobs_per_team}); "
+                    f"retry after {retry} s")) from None
+
+    job, created = await run_in_threadpool(store)
+    if created or job.status == "queued":
+        # A replayed POST of a still-queued job enqueues again: harmless (a worker claims a job only
+        # once) and it repairs a submission whose first enqueue failed.
+        try:
+            await run_in_threadpool(dispatcher.enqueue, job.id)
+        except Exception as exc:
+            log.exception("enqueue of job %s failed", job.id)
+            raise HTTPException(status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"}, detail=(
+                f"job {job.id} was stored but could not be queued ({type(exc).__name__}); "
+                "retry the POST with the same Idempotency-Key")) from None
+    if created:
+        app.state.metrics.jobs_submitted.inc()
+    response.status_code = status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK
+    response.headers["Location"] = f"/v1/jobs/{job.id}"
+    if not created:
+        response.headers["Idempotent-Replayed"] = "true"
+    return job_out(job)
+
+
+@router.get("", response_model=JobList, summary="List the team's jobs, newest first", responses={**AUTH})
+def list_jobs(
+    session: SessionDep, team: TeamDep,
+    status_: Annotated[JobStatus | None, Query(alias="status")] = None,
+    outcome: Outcome | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    tag: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page")] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> JobList:
+    from service.jobs import list_jobs as list_team_jobs
+
+    try:
+        jobs, next_cursor = list_team_jobs(session, team.id, status=status_, outcome=outcome,
+                                           created_after=_utc(created_after), created_before=_utc(created_before),
+                                           tag=tag, cursor=cursor, limit=limit)
+    except ValueError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid query: {exc}") from None
+    return JobList(items=[job_out(j) for j in jobs], next_cursor=next_cursor)
+
+
+def _get_or_404(session, team: TeamRef, job_id: str):
+    from service.jobs import get_job
+
+    job = get_job(session, team.id, job_id)
+    if job is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
+    return job
+
+
+@router.get("/{job_id}", response_model=JobOut, summary="One job: status, stage, progress, outcome",
+            responses={**AUTH, **NOT_FOUND})
+def get_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobOut:
+    return job_out(_get_or_404(session, team, job_id))
+
+
+@router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job",
+             responses={**AUTH, **NOT_FOUND,
+                        202: {"model": JobOut, "description": "running: the worker stops at the next stage boundary"},
+                        409: {"model": Problem, "description": "the job already finished"}})
+def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep, response: Response) -> JobOut:
+    from service.jobs import request_cancel
+
+    job = request_cancel(session, team.id, job_id)
+    if job is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
+    if job.status in ("succeeded", "failed", "crashed"):
+        raise HTTPException(status.HTTP_409_CONFLICT, detail=f"job {job_id} already finished ({job.status})")
+    if job.status != "cancelled":
+        response.status_code = status.HTTP_202_ACCEPTED
+    return job_out(job)
+
+
+def event_dict(ev: Any) -> dict:
+    return {"id": ev.id, "job_id": ev.job_id, "at": ev.at.isoformat() if ev.at else None, "stage": ev.stage,
+            "kind": ev.kind, "message": ev.message, "data": ev.data or {}}
+
+
+@router.get("/{job_id}/events", summary="Live events (Server-Sent Events)", response_class=StreamingResponse,
+            responses={**AUTH, **NOT_FOUND, 200: {"content": {"text/event-stream": {}}, "description": (
+                "`id:` is the event id (resume with Last-Event-ID or ?after=); `event:` is the kind; "
+                "a final `end` event carries the job once it is terminal")}})
+def job_events(
+    request: Request, job_id: JobId, team: TeamDep,
+    after: Annotated[int | None, Query(ge=0, le=2**62, description="resume after this event id")] = None,
+    last_event_id: Annotated[str | None, Header(max_length=32)] = None,
+) -> StreamingResponse:
+    from service.jobs import events_after, get_job
+
+    factory = request.app.state.sessionmaker
+    with factory() as session:  # not SessionDep: a stream must not hold a connection while it lasts
+        _get_or_404(session, team, job_id)
+    start = after or 0
+    if last_event_id is not None and last_event_id.strip():
+        try:
+            start = max(start, int(last_event_id.strip()))
+        except ValueError:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                                detail="Last-Event-ID must be an event id (an integer)") from None
+    poll = request.app.state.sse_poll_interval_s
+
+    def fetch(after_id: int):
+        with factory() as s:
+            job = get_job(s, team.id, job_id)  # status first: terminal + no newer events => done
+            if job is None:
+                return [], None, True
+            from storage.models import TERMINAL_STATUSES
+
+            terminal = job.status in TERMINAL_STATUSES
+            events = [event_dict(e) for e in events_after(s, job_id, after_id)]
+            return events, job_out(job).model_dump(mode="json"), terminal
+
+    return StreamingResponse(job_event_stream(fetch, start, poll_interval_s=poll), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+def _artifact_out(job_id: str, a: Any) -> ArtifactOut:
+    return ArtifactOut(name=a.name, size=a.size, sha256=a.blob_sha256, content_type=a.content_type,
+                       url=f"/v1/jobs/{job_id}/artifacts/{a.name}")
+
+
+@router.get("/{job_id}/artifacts", response_model=ArtifactList, summary="The job's artifacts",
+            responses={**AUTH, **NOT_FOUND})
+def list_artifacts(job_id: JobId, session: SessionDep, team: TeamDep) -> ArtifactList:
+    from service.jobs import list_artifacts as team_artifacts
+
+    rows = team_artifacts(session, team.id, job_id)
+    if rows is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
+    return ArtifactList(job_id=job_id, items=[_artifact_out(job_id, a) for a in rows])
+
+
+@router.get("/{job_id}/artifacts/{name:path}", summary="Download one artifact", response_class=StreamingResponse,
+            responses={**AUTH, 404: {"model": Problem, "description": "no such job or artifact"},
+                       200: {"content": {"application/octet-stream": {}}}})
+def download_artifact(job_id: JobId, name: str, request: Request, team: TeamDep) -> StreamingResponse:
+    from service.jobs import get_artifact
+    from storage.blobs import BlobNotFound
+
+    with request.app.state.sessionmaker() as session:  # closed before the (maybe long) download streams
+        _get_or_404(session, team, job_id)
+        art = get_artifact(session, team.id, job_id, name)
+    if art is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"job {job_id} has no artifact {name!r}")
+    try:
+        handle = request.app.state.blobs.open(art.blob_sha256)
+    except (BlobNotFound, ValueError):
+        log.error("artifact %s of job %s: blob %s missing", name, job_id, art.blob_sha256)
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"the content of artifact {name!r} is missing") from None
+
+    def chunks():
+        with handle:
+            while chunk := handle.read(256 * 1024):
+                yield chunk
+
+    content_type = art.content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    basename = name.rsplit("/", 1)[-1]
+    from urllib.parse import quote
+
+    disposition = f"attachment; filename=\"{basename.encode('ascii', 'replace').decode().replace(chr(34), '_')}\""
+    disposition += f"; filename*=UTF-8''{quote(basename)}"
+    return StreamingResponse(chunks(), media_type=content_type,
+                             headers={"Content-Disposition": disposition,
+                                      "Content-Length": str(os.fstat(handle.fileno()).st_size)})

@@ -1,0 +1,29 @@
+"""/v1/stats: a team's outcome counts, geomean speedups and GPU-hours over a time range or a tag."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+
+from api.deps import SessionDep, TeamDep
+from api.routes.jobs import AUTH, _utc
+from api.schemas import Stats
+
+router = APIRouter(prefix="/v1", tags=["stats"])
+
+
+@router.get("/stats", response_model=Stats, summary="Team statistics", responses={**AUTH})
+def team_stats(
+    session: SessionDep, team: TeamDep,
+    since: Annotated[datetime | None, Query(description="jobs created at or after (ISO 8601; UTC if no zone)")] = None,
+    until: Annotated[datetime | None, Query(description="jobs created before")] = None,
+    tag: Annotated[str | None, Query(max_length=200)] = None,
+) -> Stats:
+    from service.jobs import team_stats as compute
+
+    since, until = _utc(since), _utc(until)
+    if since is not None and until is not None and since > until:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`since` is after `until`")
+    return Stats(team=team.name, since=since, until=until, tag=tag,
+                 **compute(session, team.id, since=since, until=until, tag=tag))

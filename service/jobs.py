@@ -1,0 +1,457 @@
+"""The job state machine — the only code that changes a job's status.
+
+    queued ──claim──▶ running ──finish──▶ succeeded   (the engine completed, any outcome)
+       │                 │ ├────fail───▶ failed      (the submission cannot run)
+       │                 │ ├──cancel───▶ cancelled   (worker saw cancel_requested)
+       │                 │ └──reaper───▶ crashed     (heartbeat lost, attempts used up)
+       │                 └──reaper───▶ queued      (heartbeat lost, attempts left)
+       └──cancel──▶ cancelled
+
+Every transition is one conditional UPDATE (WHERE id = ? AND status = ? [AND
+worker_id = ?]) whose rowcount says whether it happened, so two workers, a
+redelivered message, the reaper and a user's cancel can race freely: exactly one
+wins and the others see False/None. Mutating functions commit their own
+transaction (a transition is the unit of work); reads never commit.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import math
+import mimetypes
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from storage.blobs import BlobStore
+from storage.models import (CANCELLED, CRASHED, FAILED, QUEUED, RUNNING, STATUSES, SUCCEEDED, Artifact, Job, JobEvent,
+                            Team, utcnow)
+
+OUTCOMES = ("optimized", "matched", "fallback", "failed")
+_NO_SYNC = {"synchronize_session": False}  # we re-read rows explicitly after a transition
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was already used for a request with a different body."""
+
+    def __init__(self, job_id: str):
+        super().__init__(f"Idempotency-Key already used for job {job_id} with a different request body")
+        self.job_id = job_id
+
+
+class QueueFull(Exception):
+    """The team has too many queued jobs; retry after about retry_after_s seconds."""
+
+    def __init__(self, queued: int, limit: int, retry_after_s: int):
+        super().__init__(f"{queued} jobs already queued for this team (limit {limit}); retry in about {retry_after_s} s")
+        self.queued, self.limit, self.retry_after_s = queued, limit, retry_after_s
+
+
+class InvalidCursor(ValueError):
+    pass
+
+
+# ---------------------------------------------------------------- submission
+
+def request_hash(data: bytes, options: dict | None, weights: bytes | None) -> str:
+    """What makes two submissions "the same request" for idempotency."""
+    h = hashlib.sha256()
+    h.update(hashlib.sha256(data).hexdigest().encode())
+    h.update(b"\n" + json.dumps(options or {}, sort_keys=True, separators=(",", ":")).encode())
+    h.update(b"\n" + (hashlib.sha256(weights).hexdigest() if weights is not None else "-").encode())
+    return h.hexdigest()
+
+
+def create_job(session: Session, team_id: int, filename: str, data: bytes, options: dict | None,
+               weights: bytes | None, idempotency_key: str | None, tag: str | None, blobs: BlobStore,
+               settings) -> tuple[Job, bool]:
+    """Queue a job. Returns (job, created); a replayed Idempotency-Key returns (existing job, False)."""
+    options = options or {}
+    rhash = request_hash(data, options, weights)
+    if idempotency_key is not None:
+        existing = _by_idempotency_key(session, team_id, idempotency_key)
+        if existing is not None:
+            return _replay(existing, rhash), False
+
+    # Serialise submissions per team on PostgreSQL so count-then-insert cannot
+    # overshoot the limit (SQLite ignores FOR UPDATE; the embedded server is one process).
+    session.execute(select(Team.id).where(Team.id == team_id).with_for_update())
+    queued = _count(session, team_id, QUEUED)
+    limit = settings.max_queued_jobs_per_team
+    if queued >= limit:
+        retry = _retry_after_estimate(session, team_id, excess=queued - limit + 1)
+        session.rollback()
+        raise QueueFull(queued, limit, retry)
+
+    # Blobs only after the limit check: a refused submission stores nothing.
+    job = Job(team_id=team_id, status=QUEUED, filename=filename, options=options,
+              problem_sha256=hashlib.sha256(data).hexdigest(), input_blob=blobs.put_bytes(data),
+              weights_blob=blobs.put_bytes(weights) if weights is not None else None,
+              tag=tag, idempotency_key=idempotency_key, request_hash=rhash, created_at=utcnow())
+    session.add(job)
+    try:
+        session.flush()
+        _event(session, job.id, None, "status", "queued", {"status": QUEUED})
+        session.commit()
+    except IntegrityError:
+        # Two retries with the same key raced; the other insert won. Answer as a replay.
+        session.rollback()
+        existing = _by_idempotency_key(session, team_id, idempotency_key) if idempotency_key else None
+        if existing is None:
+            raise
+        return _replay(existing, rhash), False
+    return job, True
+
+
+def _by_idempotency_key(session: Session, team_id: int, key: str) -> Job | None:
+    return session.scalar(select(Job).where(Job.team_id == team_id, Job.idempotency_key == key)
+                          .execution_options(populate_existing=True))
+
+
+def _replay(existing: Job, rhash: str) -> Job:
+    if existing.request_hash != rhash:
+        raise IdempotencyConflict(existing.id)
+    return existing
+
+
+def _count(session: Session, team_id: int, status: str) -> int:
+    return session.scalar(select(func.count()).select_from(Job).where(Job.team_id == team_id, Job.status == status))
+
+
+def _retry_after_estimate(session: Session, team_id: int, excess: int) -> int:
+    """Seconds until `excess` queued jobs of the team have likely started.
+
+    Uses the team's recent run times and how many of its jobs run in parallel;
+    a guess for the Retry-After header, clamped to [1 s, 1 h].
+    """
+    rows = session.execute(
+        select(Job.started_at, Job.finished_at)
+        .where(Job.team_id == team_id, Job.finished_at.is_not(None), Job.started_at.is_not(None))
+        .order_by(Job.finished_at.desc()).limit(20)).all()
+    durations = [(f - s).total_seconds() for s, f in rows if f >= s]
+    mean_run = sum(durations) / len(durations) if durations else 60.0
+    parallel = max(1, _count(session, team_id, RUNNING))
+    return int(min(3600, max(1, math.ceil(mean_run * excess / parallel))))
+
+
+# ---------------------------------------------------------------- reads (team-scoped)
+
+def get_job(session: Session, team_id: int, job_id: str) -> Job | None:
+    """The team's job, or None — another team's job is indistinguishable from a missing one."""
+    return session.scalar(select(Job).where(Job.id == job_id, Job.team_id == team_id)
+                          .execution_options(populate_existing=True))
+
+
+def load_job(session: Session, job_id: str) -> Job | None:
+    """Unscoped read, for workers and the reaper (never for API requests)."""
+    return session.get(Job, job_id, populate_existing=True)
+
+
+def encode_cursor(job: Job) -> str:
+    raw = json.dumps({"t": job.created_at.isoformat(), "id": job.id}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        d = json.loads(raw)
+        at, job_id = datetime.fromisoformat(d["t"]), d["id"]
+        if at.tzinfo is None or not isinstance(job_id, str):
+            raise ValueError
+        return at, job_id
+    except (binascii.Error, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        raise InvalidCursor("invalid cursor") from None
+
+
+def list_jobs(session: Session, team_id: int, status: str | None = None, outcome: str | None = None,
+              created_after: datetime | None = None, created_before: datetime | None = None,
+              tag: str | None = None, cursor: str | None = None, limit: int = 50) -> tuple[list[Job], str | None]:
+    """The team's jobs, newest first; returns (page, cursor of the next page or None).
+
+    Keyset pagination over (created_at, id): pages stay stable while new jobs
+    arrive, and each page is one index range scan however deep it is.
+    """
+    limit = max(1, min(int(limit), 500))
+    q = select(Job).where(Job.team_id == team_id)
+    if status is not None:
+        q = q.where(Job.status == status)
+    if outcome is not None:
+        q = q.where(Job.outcome == outcome)
+    if created_after is not None:
+        q = q.where(Job.created_at >= created_after)
+    if created_before is not None:
+        q = q.where(Job.created_at < created_before)
+    if tag is not None:
+        q = q.where(Job.tag == tag)
+    if cursor:
+        at, last_id = decode_cursor(cursor)
+        q = q.where(or_(Job.created_at < at, and_(Job.created_at == at, Job.id < last_id)))
+    q = q.order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
+    rows = list(session.scalars(q.execution_options(populate_existing=True)))
+    page = rows[:limit]
+    return page, (encode_cursor(page[-1]) if len(rows) > limit else None)
+
+
+def list_artifacts(session: Session, team_id: int, job_id: str) -> list[Artifact] | None:
+    if get_job(session, team_id, job_id) is None:
+        return None
+    return list(session.scalars(select(Artifact).where(Artifact.job_id == job_id).order_by(Artifact.name)))
+
+
+def get_artifact(session: Session, team_id: int, job_id: str, name: str) -> Artifact | None:
+    return session.scalar(select(Artifact).join(Job, Job.id == Artifact.job_id)
+                          .where(Job.team_id == team_id, Artifact.job_id == job_id, Artifact.name == name))
+
+
+def queued_job_ids(session: Session, limit: int = 10) -> list[str]:
+    """Oldest queued jobs first (for the embedded dispatcher's slots; claim_job decides who runs them)."""
+    return list(session.scalars(select(Job.id).where(Job.status == QUEUED)
+                                .order_by(Job.created_at, Job.id).limit(limit)))
+
+
+def is_cancel_requested(session: Session, job_id: str) -> bool:
+    return bool(session.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+
+
+# ---------------------------------------------------------------- worker transitions
+
+def _transition(session: Session, *where, **values) -> bool:
+    return session.execute(update(Job).where(*where).values(**values), execution_options=_NO_SYNC).rowcount == 1
+
+
+def claim_job(session: Session, job_id: str, worker_id: str) -> Job | None:
+    """queued → running for this worker; None if the job is not queued (already claimed, cancelled, gone)."""
+    now = utcnow()
+    if not _transition(session, Job.id == job_id, Job.status == QUEUED,
+                       status=RUNNING, worker_id=worker_id, attempts=Job.attempts + 1, heartbeat_at=now,
+                       started_at=now, stage=None, progress=0.0):
+        session.commit()
+        return None
+    job = load_job(session, job_id)
+    _event(session, job_id, None, "status", f"running on {worker_id} (attempt {job.attempts})",
+           {"status": RUNNING, "worker_id": worker_id, "attempt": job.attempts})
+    session.commit()
+    return job
+
+
+def _owned(job_id: str, worker_id: str):
+    return (Job.id == job_id, Job.status == RUNNING, Job.worker_id == worker_id)
+
+
+def heartbeat(session: Session, job_id: str, worker_id: str) -> bool:
+    """Refresh the heartbeat; False means this worker no longer owns the job (re-queued, finished)."""
+    ok = _transition(session, *_owned(job_id, worker_id), heartbeat_at=utcnow())
+    session.commit()
+    return ok
+
+
+def set_stage(session: Session, job_id: str, stage: str, progress: float | None = None) -> bool:
+    values: dict[str, Any] = {"stage": stage[:64]}
+    if progress is not None:
+        values["progress"] = min(1.0, max(0.0, float(progress)))
+    ok = _transition(session, Job.id == job_id, Job.status == RUNNING, **values)
+    session.commit()
+    return ok
+
+
+def add_event(session: Session, job_id: str, stage: str | None, kind: str, message: str,
+              data: dict | None = None) -> int:
+    """Append an event; its id is the SSE id. One writer per job (its worker), so ids
+    of a job's events become visible in increasing order and Last-Event-ID resumes exactly."""
+    event_id = _event(session, job_id, stage, kind, message, data)
+    session.commit()
+    return event_id
+
+
+def _event(session: Session, job_id: str, stage: str | None, kind: str, message: str, data: dict | None) -> int:
+    ev = JobEvent(job_id=job_id, stage=stage[:64] if stage else None, kind=kind[:32], message=message or "",
+                  data=_json_safe(data), at=utcnow())
+    session.add(ev)
+    session.flush()
+    return ev.id
+
+
+def events_after(session: Session, job_id: str, after_id: int, limit: int = 500) -> list[JobEvent]:
+    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id, JobEvent.id > after_id)
+                                .order_by(JobEvent.id).limit(limit)))
+
+
+def _attempt_seconds(job: Job, now: datetime) -> float:
+    return max(0.0, (now - job.started_at).total_seconds()) if job.started_at else 0.0
+
+
+def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
+               artifacts: list[tuple[str, Any]], blobs: BlobStore) -> bool:
+    """running → succeeded with the engine's result and artifacts. False if this worker lost the job."""
+    job = load_job(session, job_id)
+    if job is None or job.status != RUNNING or job.worker_id != worker_id:
+        session.commit()
+        return False
+    # Blob writes (slow, idempotent) happen before the short transaction.
+    stored = {name: blobs.put_file(path) for name, path in artifacts}
+    now, result = utcnow(), _json_safe(result)
+    speedup = result.get("speedup")
+    if not _transition(session, *_owned(job_id, worker_id), status=SUCCEEDED, outcome=result.get("outcome"),
+                       speedup=speedup if isinstance(speedup, (int, float)) else None,
+                       cause=result.get("cause"), error=result.get("error"), result=result, finished_at=now,
+                       heartbeat_at=now, progress=1.0,
+                       gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now)):
+        session.commit()
+        return False
+    for name, sha in stored.items():
+        session.add(Artifact(job_id=job_id, name=name, blob_sha256=sha, size=blobs.size(sha),
+                             content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
+    _event(session, job_id, None, "status", f"succeeded: {result.get('outcome')}",
+           {"status": SUCCEEDED, "outcome": result.get("outcome")})
+    session.commit()
+    return True
+
+
+def _end_running(session: Session, job_id: str, worker_id: str, status: str, message: str, **values) -> bool:
+    job = load_job(session, job_id)
+    if job is None:
+        session.commit()
+        return False
+    now = utcnow()
+    ok = _transition(session, *_owned(job_id, worker_id), status=status, finished_at=now,
+                     gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now), **values)
+    if ok:
+        _event(session, job_id, None, "status", message, {"status": status})
+    session.commit()
+    return ok
+
+
+def fail_job(session: Session, job_id: str, worker_id: str, error: str) -> bool:
+    """running → failed: the submission cannot run (engine outcome "failed")."""
+    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", outcome="failed", error=error)
+
+
+def mark_cancelled(session: Session, job_id: str, worker_id: str) -> bool:
+    return _end_running(session, job_id, worker_id, CANCELLED, "cancelled")
+
+
+def request_cancel(session: Session, team_id: int, job_id: str) -> Job | None:
+    """Cancel: a queued job ends at once; a running one is flagged for its worker. None if not the team's."""
+    if get_job(session, team_id, job_id) is None:
+        return None
+    now = utcnow()
+    if _transition(session, Job.id == job_id, Job.status == QUEUED,
+                   status=CANCELLED, cancel_requested=True, finished_at=now):
+        _event(session, job_id, None, "status", "cancelled before it started", {"status": CANCELLED})
+    elif _transition(session, Job.id == job_id, Job.status == RUNNING, Job.cancel_requested.is_(False),
+                     cancel_requested=True):
+        _event(session, job_id, None, "status", "cancel requested", {"status": RUNNING, "cancel_requested": True})
+    session.commit()
+    return get_job(session, team_id, job_id)
+
+
+def requeue_stale(session: Session, heartbeat_timeout_s: float, max_attempts: int) -> tuple[list[str], list[str]]:
+    """The reaper: running jobs whose heartbeat is older than the timeout lost their worker.
+
+    With attempts left they go back to queued (the caller re-enqueues the returned
+    ids); otherwise they end crashed. A job whose cancel was requested ends cancelled.
+    Each update re-checks staleness, so a heartbeat arriving meanwhile wins.
+    """
+    now = utcnow()
+    cutoff = now - timedelta(seconds=heartbeat_timeout_s)
+    is_stale = or_(Job.heartbeat_at < cutoff, and_(Job.heartbeat_at.is_(None), Job.started_at < cutoff))
+    stale = session.execute(select(Job.id, Job.attempts, Job.worker_id, Job.cancel_requested, Job.started_at,
+                                   Job.heartbeat_at).where(Job.status == RUNNING, is_stale)).all()
+    session.commit()
+    requeued: list[str] = []
+    crashed: list[str] = []
+    for row in stale:
+        where = (Job.id == row.id, Job.status == RUNNING, Job.worker_id == row.worker_id,
+                 Job.attempts == row.attempts, is_stale)
+        # The lost attempt ran until its last heartbeat; charge that much GPU time.
+        lost = max(0.0, ((row.heartbeat_at or row.started_at) - row.started_at).total_seconds()) \
+            if row.started_at else 0.0
+        if row.cancel_requested:
+            if _transition(session, *where, status=CANCELLED, finished_at=now, gpu_seconds=Job.gpu_seconds + lost):
+                _event(session, row.id, None, "status", "cancelled (its worker was lost)", {"status": CANCELLED})
+        elif row.attempts < max_attempts:
+            if _transition(session, *where, status=QUEUED, worker_id=None, heartbeat_at=None, stage=None,
+                           progress=0.0, gpu_seconds=Job.gpu_seconds + lost):
+                _event(session, row.id, None, "status",
+                       f"worker {row.worker_id} lost (no heartbeat for {heartbeat_timeout_s:g} s); "
+                       f"re-queued after attempt {row.attempts} of {max_attempts}",
+                       {"status": QUEUED, "attempt": row.attempts})
+                requeued.append(row.id)
+        else:
+            error = (f"worker lost: no heartbeat for {heartbeat_timeout_s:g} s on attempt {row.attempts} "
+                     f"of {max_attempts}; giving up")
+            if _transition(session, *where, status=CRASHED, error=error, finished_at=now,
+                           gpu_seconds=Job.gpu_seconds + lost):
+                _event(session, row.id, None, "status", error, {"status": CRASHED})
+                crashed.append(row.id)
+        session.commit()
+    return requeued, crashed
+
+
+# ---------------------------------------------------------------- stats
+
+def team_stats(session: Session, team_id: int, since: datetime | None = None, until: datetime | None = None,
+               tag: str | None = None) -> dict:
+    """Outcome counts, speedup geomeans and GPU time of the team's jobs created in [since, until).
+
+    geomean_speedup is over finished jobs (succeeded, failed, crashed) with the
+    speedup actually deployed: an optimized job's speedup, 1.0 for every unsolved
+    one (the compiler's baseline is what runs). geomean_speedup_optimized is over
+    optimized jobs only. Cancelled jobs were withdrawn and count in neither.
+    """
+    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds).where(Job.team_id == team_id)
+    if since is not None:
+        q = q.where(Job.created_at >= since)
+    if until is not None:
+        q = q.where(Job.created_at < until)
+    if tag is not None:
+        q = q.where(Job.tag == tag)
+    by_status = dict.fromkeys(STATUSES, 0)
+    outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
+    deployed_logs: list[float] = []
+    optimized_logs: list[float] = []
+    gpu_seconds = 0.0
+    for status, outcome, speedup, gpu in session.execute(q):
+        by_status[status] = by_status.get(status, 0) + 1
+        gpu_seconds += gpu or 0.0
+        if status in (CRASHED, CANCELLED):
+            outcomes[status] += 1
+        elif status in (SUCCEEDED, FAILED):
+            key = outcome or "failed"
+            outcomes[key] = outcomes.get(key, 0) + 1
+        if status in (SUCCEEDED, FAILED, CRASHED):
+            solved = outcome == "optimized" and speedup is not None and math.isfinite(speedup) and speedup > 0
+            deployed_logs.append(math.log(speedup) if solved else 0.0)
+            if solved:
+                optimized_logs.append(math.log(speedup))
+    return {
+        "total": sum(by_status.values()),
+        "by_status": by_status,
+        "outcomes": outcomes,
+        "finished": len(deployed_logs),
+        "geomean_speedup": _geomean(deployed_logs),
+        "geomean_speedup_optimized": _geomean(optimized_logs),
+        "gpu_seconds": gpu_seconds,
+        "gpu_hours": gpu_seconds / 3600.0,
+    }
+
+
+def _geomean(logs: list[float]) -> float | None:
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def _json_safe(value: Any) -> Any:
+    """JSON columns reject NaN/inf on PostgreSQL; the engine may report them (e.g. a failed timing)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value

@@ -1,0 +1,95 @@
+"""One configuration object for the whole service (API, workers, admin CLI).
+
+Everything comes from KERNELOPT_* environment variables (or a .env file).
+With no database or broker configured the service runs embedded: SQLite under
+data_dir and an in-process dispatcher, so one command starts everything.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="KERNELOPT_", env_file=".env", extra="ignore")
+
+    database_url: str | None = None  # None => embedded SQLite at {data_dir}/kernelopt.db
+    broker_url: str | None = None  # redis://...; None => embedded in-process dispatcher
+    data_dir: Path = Path(".kernelopt")  # blobs under data_dir/blobs, job workdirs under data_dir/jobs
+    max_upload_bytes: int = 50 * 1024 * 1024
+    max_queued_jobs_per_team: int = 20
+    job_time_limit_s: float = 1800
+    heartbeat_interval_s: float = 10
+    heartbeat_timeout_s: float = 60
+    max_job_attempts: int = 3
+
+    @field_validator("database_url", "broker_url", mode="before")
+    @classmethod
+    def _empty_is_none(cls, v):
+        # An empty env var (KERNELOPT_DATABASE_URL=) means "not configured", not a broken URL.
+        return None if isinstance(v, str) and not v.strip() else v
+
+    @field_validator("database_url")
+    @classmethod
+    def _known_database(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        if v.startswith("postgres://") or v.startswith("postgresql://"):
+            # Plain postgresql:// would pick psycopg2, which is not installed; we ship psycopg 3.
+            return "postgresql+psycopg://" + v.split("://", 1)[1]
+        if not (v.startswith("postgresql+psycopg://") or v.startswith("sqlite")):
+            raise ValueError(f"KERNELOPT_DATABASE_URL must be a postgresql:// or sqlite:// URL, got {v!r}")
+        return v
+
+    @field_validator("broker_url")
+    @classmethod
+    def _known_broker(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("redis://", "rediss://")):
+            raise ValueError(f"KERNELOPT_BROKER_URL must be a redis:// URL, got {v!r}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Settings":
+        for name in ("max_upload_bytes", "max_queued_jobs_per_team", "job_time_limit_s",
+                     "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
+        # A timeout shorter than the beat interval would re-queue healthy jobs.
+        if self.heartbeat_timeout_s <= self.heartbeat_interval_s:
+            raise ValueError("KERNELOPT_HEARTBEAT_TIMEOUT_S must exceed KERNELOPT_HEARTBEAT_INTERVAL_S")
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        return self.database_url is None or self.broker_url is None
+
+    @property
+    def effective_database_url(self) -> str:
+        if self.database_url is not None:
+            return self.database_url
+        return f"sqlite:///{(Path(self.data_dir) / 'kernelopt.db').resolve()}"
+
+    @property
+    def blobs_dir(self) -> Path:
+        return Path(self.data_dir) / "blobs"
+
+    @property
+    def jobs_dir(self) -> Path:
+        return Path(self.data_dir) / "jobs"
+
+
+class ConfigError(RuntimeError):
+    """Configuration is invalid; the message says which variable and why."""
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings, validated once at start-up (fail fast, clear message)."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        lines = [f"  {'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}" for err in e.errors()]
+        raise ConfigError("invalid KernelOPT configuration:\n" + "\n".join(lines)) from None

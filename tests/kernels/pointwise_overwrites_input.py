@@ -1,0 +1,16 @@
+"""Bad: uses its input as scratch space (right output, clobbered input)."""
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def pointwise_kernel(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x = tl.load(in_ptr0 + xindex, mask=xmask)
+    tl.store(in_ptr0 + xindex, x * 2.0, mask=xmask)
+    tl.store(out_ptr0 + xindex, x * 2.0 + 1.0, mask=xmask)
+
+
+def run(in_ptr0, out_ptr0, xnumel, stream=None):
+    pointwise_kernel[(triton.cdiv(xnumel, 128),)](in_ptr0, out_ptr0, xnumel, XBLOCK=128)

@@ -1,0 +1,211 @@
+"""Gate 2: each bad candidate is rejected on its own, with feedback that names the fault.
+
+The kernels (tests/kernels/) run on the Triton interpreter with CPU tensors, or
+on CUDA when a GPU is present. References are recorded the way the pipeline
+records them: pure outputs poisoned before Inductor's (here: the reference's) launch.
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import torch
+
+from compiled.kernel_io import KernelIO, clone_arg
+from tests.kernels import source
+from verify.gate2_kernel import check_kernel, check_kernel_in_child, check_kernel_outputs, reference_io
+from verify.launch import load_candidate
+
+PW_NAMES = ["in_ptr0", "out_ptr0", "xnumel"]
+N = 1000  # not a multiple of the block (128): a missing tail shows
+
+
+def fresh(src: str) -> str:
+    """The same source under a new module identity: no state left over from another test."""
+    return src + f"\n# {uuid.uuid4().hex}\n"
+
+
+def randn(seed: int, *shape: int, device: str) -> torch.Tensor:
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed)).to(device)
+
+
+def record(ref: str, make_args, arg_names, seeds=(0, 1, 2)) -> list[KernelIO]:
+    launcher = load_candidate(source(ref), "ref")
+    return [reference_io(launcher, make_args(s), ref, arg_names) for s in seeds]
+
+
+@pytest.fixture
+def pointwise_ios(device):
+    return record("pointwise_ref", lambda s: [randn(s, N, device=device), torch.empty(N, device=device), N], PW_NAMES)
+
+
+def test_correct_candidates_pass(pointwise_ios):
+    for name in ("pointwise_ref", "pointwise_good_block256"):
+        r = check_kernel(source(name), pointwise_ios, arg_names=PW_NAMES)
+        assert r.passed, r.message
+        assert r.gate == "gate2" and r.metrics["seeds"] == 3
+        assert r.metrics["max_abs_err_arg1"] == 0.0
+
+
+def test_wrong_mask_drops_the_tail(pointwise_ios):
+    r = check_kernel(source("pointwise_wrong_mask"), pointwise_ios, arg_names=PW_NAMES)
+    assert not r.passed
+    assert "output arg 1 (out_ptr0)" in r.message
+    assert f"{N % 128} were never written" in r.message and "index (896)" in r.message
+    assert r.message.endswith("seed 0") and r.metrics["failed_seed"] == 0
+
+
+def test_overwriting_an_input_is_rejected(pointwise_ios):
+    r = check_kernel(source("pointwise_overwrites_input"), pointwise_ios, arg_names=PW_NAMES)
+    assert not r.passed
+    assert "input arg 0 (in_ptr0) was modified" in r.message and f"{N} of {N} elements differ" in r.message
+
+
+def test_writing_past_the_end_is_caught_by_the_guard_band(pointwise_ios):
+    r = check_kernel(source("pointwise_writes_past_end"), pointwise_ios, arg_names=PW_NAMES)
+    assert not r.passed
+    assert "arg 1 (out_ptr0)" in r.message
+    assert f"{128 - N % 128} past the end" in r.message
+
+
+def test_stale_cached_results_fail_on_the_second_seed(pointwise_ios):
+    r = check_kernel(fresh(source("pointwise_stale_cache")), pointwise_ios, arg_names=PW_NAMES)
+    assert not r.passed
+    assert r.metrics["failed_seed"] == 1
+    assert "max abs error" in r.message and "earlier call" in r.message
+
+
+def test_writing_nothing_leaves_the_poison(pointwise_ios):
+    r = check_kernel(source("pointwise_writes_nothing"), pointwise_ios, arg_names=PW_NAMES)
+    assert not r.passed
+    assert f"{N} were never written" in r.message and r.metrics["failed_seed"] == 0
+
+
+def test_a_constant_captured_from_the_first_call_passes_only_seed_0(device):
+    names = ["in_ptr0", "in_ptr1", "out_ptr0", "xnumel"]
+    ios = record("shift_ref", lambda s: [randn(s, N, device=device), randn(100 + s, 1, device=device),
+                                         torch.empty(N, device=device), N], names)
+    assert check_kernel(source("shift_ref"), ios, arg_names=names).passed
+    r = check_kernel(fresh(source("shift_hardcoded")), ios, arg_names=names)
+    assert not r.passed and r.metrics["failed_seed"] == 1
+    assert "output arg 2 (out_ptr0): max abs error" in r.message and r.message.count("seed 1") == 1
+
+
+def test_wrong_reduction_axis(device):
+    names = ["in_ptr0", "out_ptr0", "xnumel", "r0_numel"]
+    ios = record("rowsum_ref", lambda s: [randn(s, 64, 128, device=device), torch.empty(64, device=device), 64, 128],
+                 names)
+    expected = ios[0].before[0].sum(dim=1)
+    assert torch.allclose(ios[0].after[1], expected, atol=1e-4)  # the fixture itself is right
+    assert check_kernel(source("rowsum_ref"), ios, arg_names=names).passed
+    r = check_kernel(source("rowsum_wrong_axis"), ios, arg_names=names)
+    assert not r.passed
+    assert "output arg 1 (out_ptr0): max abs error" in r.message and "exceeds atol 0.001" in r.message
+
+
+def test_in_out_arguments_keep_their_incoming_value(device):
+    names = ["in_out_ptr0", "in_ptr0", "xnumel"]
+    ios = record("inout_ref", lambda s: [randn(s, N, device=device), randn(50 + s, N, device=device), N], names)
+    assert ios[0].written() == [0]
+    good = check_kernel(source("inout_ref"), ios, arg_names=names)
+    assert good.passed, good.message
+    assert good.metrics["max_abs_err_arg0"] == 0.0
+    bad = check_kernel(source("inout_ignores_before"), ios, arg_names=names)
+    assert not bad.passed and "output arg 0 (in_out_ptr0): max abs error" in bad.message
+    # without names, a written argument keeps its recorded value: same verdicts
+    assert check_kernel(source("inout_ref"), ios).passed
+    assert not check_kernel(source("inout_ignores_before"), ios).passed
+
+
+def test_without_names_and_without_poisoned_recording_the_tail_is_still_caught(device):
+    """A plain recording (outputs zero before the launch, not poisoned), no arg names."""
+    ref = load_candidate(source("pointwise_ref"), "ref")
+    ios = []
+    for s in range(3):
+        before = [randn(s, N, device=device), torch.zeros(N, device=device), N]
+        args = [clone_arg(a) for a in before]
+        ref.run(*args)
+        ios.append(KernelIO("pointwise", before, args))
+    assert check_kernel(source("pointwise_good_block256"), ios).passed
+    r = check_kernel(source("pointwise_wrong_mask"), ios)
+    assert not r.passed and "output arg 1" in r.message and "index (896)" in r.message
+    assert not check_kernel(source("pointwise_writes_nothing"), ios).passed
+
+
+def test_reference_launcher_detects_pure_outputs_itself(device):
+    """With the original kernel at hand and no names, a pure output is found and poisoned."""
+    ref = load_candidate(source("pointwise_ref"), "ref")
+    before = [randn(0, N, device=device), torch.zeros(N, device=device), N]
+    after = [clone_arg(a) for a in before]
+    ref.run(*after)
+    ios = [KernelIO("pointwise", before, after)]
+    ok = check_kernel(source("pointwise_ref"), ios, reference=ref)
+    assert ok.passed and ok.metrics.get("max_abs_err_arg1") == 0.0
+    bad = check_kernel(source("pointwise_wrong_mask"), ios, reference=ref)
+    assert not bad.passed and "never written" in bad.message  # poisoned, so the tail shows as unwritten
+
+
+def test_integer_outputs_must_match_exactly(device):
+    names = ["in_ptr0", "out_ptr0", "xnumel"]
+    ios = record("quantize_ref", lambda s: [randn(s, N, device=device),
+                                            torch.empty(N, dtype=torch.int32, device=device), N], names)
+    assert check_kernel(source("quantize_ref"), ios, arg_names=names).passed
+    r = check_kernel(source("quantize_off_by_one"), ios, arg_names=names)
+    assert not r.passed and "output arg 1 (out_ptr0)" in r.message and "differ" in r.message
+
+
+def test_an_import_error_is_reported_not_raised(pointwise_ios):
+    r = check_kernel("def run(:\n", pointwise_ios)
+    assert not r.passed and "SyntaxError" in r.message
+
+
+def test_gate2_in_a_child_process(pointwise_ios, tmp_path):
+    path = tmp_path / "ios.pt"
+    torch.save([KernelIO(io.kernel, [clone_arg(a) for a in io.before], [clone_arg(a) for a in io.after])
+                for io in pointwise_ios], path)
+    env = {"TRITON_INTERPRET": "1"} if not torch.cuda.is_available() else None
+    ok = check_kernel_in_child(source("pointwise_ref"), str(path), timeout_s=60, env=env, arg_names=PW_NAMES)
+    assert ok.passed, ok.message
+    crash = check_kernel_in_child(source("crashes_process"), str(path), timeout_s=60, env=env)
+    assert not crash.passed and "crashed the process" in crash.message
+
+
+def _launch_pointwise(x):
+    out = torch.empty_like(x)
+    load_candidate(source("pointwise_ref"), "single").run(x, out, x.numel())
+    return out
+
+
+def test_single_kernel_mode_compares_whole_outputs(device):
+    def make(seed):
+        return [randn(seed, N, device=device)]
+
+    ok = check_kernel_outputs(_launch_pointwise, lambda x: x * 2 + 1, make)
+    assert ok.passed and ok.metrics["seeds"] == 3
+    wrong = check_kernel_outputs(_launch_pointwise, lambda x: x * 2 + 1.01, make)
+    assert not wrong.passed and "output 0: max abs error" in wrong.message and "seed 1" in wrong.message
+
+    def in_place(x):
+        x.mul_(2).add_(1)
+        return x.sum()
+
+    bad = check_kernel_outputs(lambda x: _launch_pointwise(x).sum(), in_place, make, rtol=1e-3, atol=1e-2)
+    assert not bad.passed and "input 0 after the call (the reference modified it)" in bad.message
+
+
+def test_the_pipelines_recording_poisoned_outputs_is_recognised_without_names(device):
+    """compiled.kernel_io's recorder poisons out_ptr* before the launch; no names are passed on."""
+    from compiled.kernel_io import poison_
+
+    ref = load_candidate(source("pointwise_ref"), "ref")
+    ios = []
+    for s in range(3):
+        before = [randn(s, N, device=device), torch.empty(N, device=device), N]
+        poison_(before[1])
+        after = [clone_arg(a) for a in before]
+        ref.run(*after)
+        ios.append(KernelIO("pointwise", before, after))
+    ok = check_kernel(source("pointwise_ref"), ios)
+    assert ok.passed, ok.message
+    bad = check_kernel(source("pointwise_wrong_mask"), ios)
+    assert not bad.passed and f"{N % 128} were never written" in bad.message

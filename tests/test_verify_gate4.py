@@ -1,0 +1,44 @@
+"""Gate 4: speedup from the medians of interleaved rounds, γ, and the noise."""
+from __future__ import annotations
+
+import pytest
+
+from verify.gate4_perf import check_performance
+
+
+def test_a_clear_speedup_passes_with_its_noise():
+    r = check_performance([10.0, 10.2, 9.9], [8.0, 8.1, 7.9], gamma=1.03)
+    assert r.passed and r.gate == "gate4"
+    assert r.metrics["speedup"] == pytest.approx(10.0 / 8.0)
+    assert r.metrics["baseline_ms"] == 10.0 and r.metrics["candidate_ms"] == 8.0
+    assert r.metrics["noise_pct"] == pytest.approx(100 * 0.3 / 10.0)  # the noisier side (baseline: 3%)
+    assert not r.metrics["within_noise"] and "1.250x" in r.message
+
+
+def test_below_gamma_fails_and_says_whether_it_is_noise():
+    r = check_performance([1.00, 1.01, 1.00], [0.995, 1.0, 0.99])
+    assert not r.passed and r.metrics["within_noise"] and "within the measurement noise" in r.message
+    slow = check_performance([1.0, 1.0, 1.0], [1.2, 1.2, 1.2])
+    assert not slow.passed and slow.metrics["speedup"] < 1 and not slow.metrics["within_noise"]
+    assert "slower than the baseline" in slow.message
+
+
+def test_gamma_is_a_required_gain_not_a_tolerance():
+    assert not check_performance([1.02], [1.0], gamma=1.03).passed  # 2% faster is not enough
+    assert check_performance([1.03], [1.0], gamma=1.03).passed
+
+
+def test_one_outlier_round_does_not_move_the_median():
+    r = check_performance([1.0, 1.0, 5.0], [0.9, 0.9, 0.9])
+    assert r.metrics["speedup"] == pytest.approx(1.0 / 0.9)
+
+
+def test_a_noise_floor_widens_the_matched_band():
+    r = check_performance([1.0, 1.0], [0.99, 0.99], noise_floor_pct=2.0)
+    assert r.metrics["noise_pct"] == 2.0 and r.metrics["within_noise"]
+
+
+def test_bad_timings_fail_instead_of_raising():
+    assert not check_performance([], [1.0]).passed
+    assert "positive" in check_performance([1.0], [0.0]).message
+    assert not check_performance([float("nan")], [1.0]).passed

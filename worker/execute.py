@@ -1,0 +1,417 @@
+"""Run one queued job of the service: claim it, run the engine in a child, record, finish.
+
+`execute_job` is the one function every dispatcher calls (a Celery task, a thread
+of the embedded dispatcher). The flow:
+
+1. **Claim** the job in the database (queued → running, attempts + 1). A message
+   delivered twice, or a job cancelled while queued, finds nothing to claim and
+   returns without running anything.
+2. **Materialise** the input blob into `data_dir/jobs/<id>/attempt-<n>/input/`;
+   the engine writes into `.../attempt-<n>/work/`. Each attempt has its own
+   directory, so a run orphaned by a killed worker can never mix its files into
+   the attempt that replaced it.
+3. **Run** `pipeline.job.run_job` in a child process (`isolation.run_in_child`)
+   bounded by `job_time_limit_s`. The parent never imports torch or touches CUDA.
+4. Meanwhile a **monitor thread** in the parent heartbeats every
+   `heartbeat_interval_s`, tails `work/events.jsonl` into the events table and the
+   job's stage/progress, and when a cancel is requested touches the attempt's
+   `CANCEL` file, which the child's `should_cancel` checks between stages.
+5. **Finish**: engine outcome `failed` → `fail_job` with its message (or
+   `mark_cancelled` when it stopped for a cancel); any other outcome → `finish_job`
+   with the result and every file of the work directory stored as a blob. A child
+   that timed out or crashed ends as outcome `fallback` with cause `timeout: ...` or
+   `crash: ...`, the same mapping the engine uses for its own stages; an error of
+   the engine itself ends the job `failed`. A job is never left running by a worker
+   that is still alive; one whose worker died is re-queued by the reaper.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from isolation import ChildError, run_in_child
+
+log = logging.getLogger("kernelopt.worker")
+
+# Rough share of a job's wall time done when each stage starts (SPEC §2 order).
+STAGE_PROGRESS = {"load": 0.02, "compile": 0.1, "decompose": 0.2, "profile": 0.25, "search": 0.3,
+                  "restitch": 0.85, "verify": 0.9, "report": 0.98}
+
+# Seconds the engine's own budget leaves before the hard time limit, so a job
+# that runs long still ends with the engine's report rather than a kill.
+BUDGET_MARGIN_S = 30.0
+
+
+# --------------------------------------------------------------------------- database helpers
+
+_factories: dict[tuple[int, str], Any] = {}
+_factories_lock = threading.Lock()
+
+
+def session_factory(settings):
+    """One SQLAlchemy engine + sessionmaker per process and database URL (fork-safe: keyed by pid)."""
+    from storage.db import make_engine, make_sessionmaker
+
+    url = settings.effective_database_url
+    key = (os.getpid(), url)
+    with _factories_lock:
+        factory = _factories.get(key)
+        if factory is None:
+            factory = _factories[key] = make_sessionmaker(make_engine(url))
+        return factory
+
+
+def blob_store(settings):
+    from storage.blobs import BlobStore
+
+    return BlobStore(settings.blobs_dir)
+
+
+def _scope(settings):
+    from storage.db import session_scope
+
+    return session_scope(session_factory(settings))
+
+
+# --------------------------------------------------------------------------- device
+
+_device_cache: dict[str, bool] = {}
+_device_lock = threading.Lock()
+
+
+def _probe_cuda(_: object) -> bool:
+    """Child: is a CUDA GPU visible with this environment?"""
+    from pipeline.device import _probe
+
+    return bool(_probe(None).cuda)
+
+
+def gpu_visible(env: dict[str, str] | None = None) -> bool:
+    """Whether a child started with `env` sees a GPU. Probed once per pinning, in a child."""
+    key = (env or {}).get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "<all>"))
+    with _device_lock:
+        if key not in _device_cache:
+            try:
+                _device_cache[key] = run_in_child(_probe_cuda, None, timeout_s=180, env=env)
+            except ChildError as exc:
+                log.warning("device probe failed (%s); running jobs as on a machine without a GPU", exc)
+                _device_cache[key] = False
+        return _device_cache[key]
+
+
+# --------------------------------------------------------------------------- the child
+
+@dataclass
+class EngineRequest:
+    problem_path: str
+    workdir: str
+    options: dict
+    cancel_file: str
+    parent_pid: int
+
+
+def _run_engine(req: EngineRequest) -> dict:
+    """Child: run one job with the engine; cancelled when `cancel_file` appears."""
+    _watch_parent(req.parent_pid)
+    from pipeline.job import run_job
+    from pipeline.options import JobOptions
+
+    cancel = Path(req.cancel_file)
+    result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
+                     should_cancel=cancel.exists)
+    return result.to_dict()
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """End this child (and what it started) if the worker that started it dies.
+
+    A worker killed with SIGKILL cannot stop its children; the reaper will
+    re-queue the job, and this run must not keep burning the GPU meanwhile.
+    """
+
+    def watch() -> None:
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent_pid:
+                _kill_descendants(os.getpid())
+                os.killpg(os.getpgrp(), signal.SIGKILL)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _kill_descendants(pid: int) -> None:
+    """Best effort (Linux /proc): SIGKILL every descendant of `pid`."""
+    children: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    for child in children:
+        _kill_descendants(child)
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- the monitor thread
+
+class _Monitor(threading.Thread):
+    """Parent side of a running job: heartbeat, events, cancellation."""
+
+    def __init__(self, job_id: str, worker_id: str, settings, events_path: Path, cancel_file: Path):
+        super().__init__(name=f"monitor-{job_id[:8]}", daemon=True)
+        self.job_id, self.worker_id, self.settings = job_id, worker_id, settings
+        self.events_path, self.cancel_file = events_path, cancel_file
+        self.tick = max(0.2, min(1.0, settings.heartbeat_interval_s / 2))
+        self._stop = threading.Event()
+        self._offset = 0
+        self._buffer = b""
+        self._progress = 0.0
+        self.cancel_touched = False
+        self.lost = False  # the job is no longer ours (re-queued by the reaper)
+        self.events_recorded = 0
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def run(self) -> None:
+        next_beat = time.monotonic() + self.settings.heartbeat_interval_s
+        while not self._stop.wait(self.tick):
+            try:
+                self.tail()
+                if time.monotonic() >= next_beat:
+                    next_beat = time.monotonic() + self.settings.heartbeat_interval_s
+                    self.beat()
+                self.check_cancel()
+            except Exception:  # noqa: BLE001 - a database hiccup must not kill the monitor
+                log.exception("job %s: monitor step failed; retrying", self.job_id)
+
+    def beat(self) -> None:
+        from service import jobs
+
+        with _scope(self.settings) as s:
+            ok = jobs.heartbeat(s, self.job_id, self.worker_id)
+        if not ok and not self.lost:
+            # Re-queued by the reaper (heartbeats were late) or finished elsewhere:
+            # stop this run; its final transition will be refused anyway.
+            log.warning("job %s is no longer held by %s; stopping this run", self.job_id, self.worker_id)
+            self.lost = True
+            self.touch_cancel()
+
+    def check_cancel(self) -> None:
+        if self.cancel_touched:
+            return
+        from service import jobs
+
+        with _scope(self.settings) as s:
+            requested = jobs.is_cancel_requested(s, self.job_id)
+        if requested:
+            log.info("job %s: cancel requested; stopping at the next stage boundary", self.job_id)
+            self.touch_cancel()
+
+    def touch_cancel(self) -> None:
+        self.cancel_file.parent.mkdir(parents=True, exist_ok=True)
+        self.cancel_file.touch()
+        self.cancel_touched = True
+
+    def tail(self) -> None:
+        """Copy new complete lines of events.jsonl into the events table."""
+        try:
+            with open(self.events_path, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return
+        if not chunk:
+            return
+        self._offset += len(chunk)
+        data = self._buffer + chunk
+        *lines, self._buffer = data.split(b"\n")
+        events = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                log.warning("job %s: unreadable event line %r", self.job_id, line[:200])
+        if not events:
+            return
+        from service import jobs
+
+        with _scope(self.settings) as s:
+            for ev in events:
+                stage, kind = ev.get("stage"), ev.get("kind", "log")
+                jobs.add_event(s, self.job_id, stage, kind, str(ev.get("message", "")), ev.get("data") or {})
+                self.events_recorded += 1
+                if kind == "stage_started" and stage:
+                    self._progress = max(self._progress, STAGE_PROGRESS.get(stage, self._progress))
+                    jobs.set_stage(s, self.job_id, stage, self._progress)
+
+
+# --------------------------------------------------------------------------- execute_job
+
+def _safe_filename(name: str | None) -> str:
+    base = Path(name or "").name.strip()
+    if not base or base in (".", "..") or base.startswith("."):
+        return "problem.py"
+    return base
+
+
+def _job_options(options: dict | None, settings) -> dict:
+    """The user's options, with the engine's budget kept inside the hard time limit."""
+    from pipeline.options import JobOptions
+
+    opts = JobOptions.from_dict(dict(options or {})).to_dict()  # ValueError with a clear message
+    limit = float(settings.job_time_limit_s)
+    ceiling = limit - BUDGET_MARGIN_S if limit > 2 * BUDGET_MARGIN_S else limit * 0.9
+    if opts["time_budget_s"] > ceiling:
+        opts["time_budget_s"] = ceiling
+    return opts
+
+
+def _artifacts(workdir: Path) -> list[tuple[str, Path]]:
+    """Every regular file under the work directory, named by its relative path."""
+    if not workdir.is_dir():
+        return []
+    return sorted((p.relative_to(workdir).as_posix(), p) for p in workdir.rglob("*")
+                  if p.is_file() and not p.is_symlink())
+
+
+def _gpu_seconds(session, job_id: str) -> float:
+    from sqlalchemy import select
+
+    from storage.models import Job
+
+    return float(session.scalar(select(Job.gpu_seconds).where(Job.id == job_id)) or 0.0)
+
+
+def _set_gpu_seconds(settings, job_id: str, value: float) -> None:
+    from sqlalchemy import update
+
+    from storage.models import Job
+
+    with _scope(settings) as s:
+        s.execute(update(Job).where(Job.id == job_id).values(gpu_seconds=value))
+
+
+def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | None = None) -> str | None:
+    """Claim and run one job. Returns the final status it set, or None if there was nothing to run.
+
+    `env` is added to the engine child's environment (a dispatcher pins its GPU
+    with CUDA_VISIBLE_DEVICES here).
+    """
+    from service import jobs
+
+    with _scope(settings) as s:
+        job = jobs.claim_job(s, job_id, worker_id)
+        if job is None:
+            log.info("job %s: not queued (already claimed, finished or cancelled); nothing to do", job_id)
+            return None
+        claimed = {"filename": job.filename, "input_blob": job.input_blob, "weights_blob": job.weights_blob,
+                   "options": dict(job.options or {}), "attempt": int(job.attempts)}
+    log.info("job %s: claimed by %s (attempt %d)", job_id, worker_id, claimed["attempt"])
+    try:
+        return _execute_claimed(job_id, settings, worker_id, env, claimed)
+    except Exception as exc:  # noqa: BLE001 - whatever broke, the job must not stay running
+        log.exception("job %s: worker error", job_id)
+        with _scope(settings) as s:
+            jobs.fail_job(s, job_id, worker_id, f"internal worker error: {type(exc).__name__}: {exc}")
+        return "failed"
+    # A BaseException (worker shutdown) propagates: the job stays running without
+    # heartbeats and the reaper re-queues it.
+
+
+def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
+    from pipeline.options import JobResult
+    from service import jobs
+
+    job_dir = Path(settings.jobs_dir).resolve() / job_id
+    attempt_dir = job_dir / f"attempt-{claimed['attempt']}"
+    if attempt_dir.exists():
+        shutil.rmtree(attempt_dir, ignore_errors=True)
+    input_dir, workdir, cancel_file = attempt_dir / "input", attempt_dir / "work", attempt_dir / "CANCEL"
+    input_dir.mkdir(parents=True)
+    workdir.mkdir(parents=True)
+    blobs = blob_store(settings)
+    problem_path = input_dir / _safe_filename(claimed["filename"])
+    blobs.copy_to(claimed["input_blob"], problem_path)
+    if claimed["weights_blob"]:
+        blobs.copy_to(claimed["weights_blob"], input_dir / "weights.safetensors")
+
+    try:
+        options = _job_options(claimed["options"], settings)
+    except (ValueError, TypeError) as exc:
+        with _scope(settings) as s:
+            jobs.fail_job(s, job_id, worker_id, f"invalid options: {exc}")
+        return "failed"
+
+    child_env = dict(env or {})
+    on_gpu = gpu_visible(child_env or None)
+    if not on_gpu:
+        child_env["TRITON_INTERPRET"] = "1"
+
+    monitor = _Monitor(job_id, worker_id, settings, workdir / "events.jsonl", cancel_file)
+    monitor.start()
+    limit = float(settings.job_time_limit_s)
+    t0 = time.monotonic()
+    result: dict | None = None
+    engine_error: str | None = None
+    try:
+        result = run_in_child(_run_engine, EngineRequest(str(problem_path), str(workdir), options, str(cancel_file),
+                                                         os.getpid()), timeout_s=limit, env=child_env)
+    except ChildError as exc:
+        if exc.kind == "timeout":
+            result = JobResult("fallback", f"timeout: the job did not finish within its time limit of {limit:.0f} s "
+                               "(KERNELOPT_JOB_TIME_LIMIT_S); the compiler's code is kept", speedup=1.0).to_dict()
+        elif exc.kind == "crash":
+            result = JobResult("fallback", f"crash: the job's process died ({exc.message}); "
+                               "the compiler's code is kept", speedup=1.0).to_dict()
+        else:
+            engine_error = f"internal engine error: {exc.message}"
+            log.error("job %s: engine raised %s\n%s", job_id, exc.message, exc.traceback)
+    finally:
+        wall = time.monotonic() - t0
+        monitor.stop()
+        monitor.join(30)
+        try:
+            monitor.tail()  # the last lines the engine wrote
+        except Exception:  # noqa: BLE001
+            log.exception("job %s: could not record the last events", job_id)
+
+    if result is not None:
+        result.setdefault("artifacts", [])
+        result["artifacts"] = [name for name, _ in _artifacts(workdir)]
+
+    with _scope(settings) as s:
+        charged_before = _gpu_seconds(s, job_id)
+        if monitor.cancel_touched and not monitor.lost and (
+                result is None or (result["outcome"] == "failed" and result.get("cause") == "cancelled")
+                or result["cause"].startswith(("timeout", "crash"))):
+            ok, status = jobs.mark_cancelled(s, job_id, worker_id), "cancelled"
+        elif engine_error is not None:
+            ok, status = jobs.fail_job(s, job_id, worker_id, engine_error), "failed"
+        elif result["outcome"] == "failed":
+            ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"]), "failed"
+        else:
+            ok, status = jobs.finish_job(s, job_id, worker_id, result, _artifacts(workdir), blobs), "succeeded"
+    if not ok:
+        log.warning("job %s: final transition to %s refused (no longer held by %s)", job_id, status, worker_id)
+        return None
+    if not on_gpu:
+        # The state machine charges each attempt's wall time as GPU time; this one ran without a GPU.
+        _set_gpu_seconds(settings, job_id, charged_before)
+    log.info("job %s: %s%s in %.1f s", job_id, status,
+             f" ({result['outcome']}: {result['cause'][:120]})" if result else "", wall)
+    shutil.rmtree(job_dir, ignore_errors=True)  # artifacts live in the blob store now
+    return status
