@@ -56,6 +56,9 @@ def _clean_filename(name: str | None) -> str:
 
 async def read_submission(request: Request, max_upload_bytes: int) -> Submission:
     content_type = request.headers.get("content-type", "")
+    if content_type.lower().startswith("application/x-www-form-urlencoded"):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            detail="missing `file`: send the job as multipart/form-data with a `file` part")
     if not content_type.lower().startswith("multipart/form-data"):
         raise HTTPException(status.HTTP_415_UNSUPPORTED_MEDIA_TYPE,
                             detail="send the job as multipart/form-data with a `file` part "

@@ -43,9 +43,13 @@ def load_kernel_module(source: str, name: str = "candidate") -> types.ModuleType
     spec = importlib.util.spec_from_file_location(mod_name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
-    if not callable(getattr(mod, "run", None)):
-        raise ValueError(f"kernel {name}: the source defines no run(*args, stream=None)")
+    try:
+        spec.loader.exec_module(mod)
+        if not callable(getattr(mod, "run", None)):
+            raise ValueError(f"kernel {name}: the source defines no run(*args, stream=None)")
+    except BaseException:
+        del sys.modules[mod_name]  # a later load of the same source must fail the same way
+        raise
     return mod
 
 

@@ -156,23 +156,25 @@ def parse_kernel(source: str, name: str | None = None) -> KernelSource:
 # is never taken and the kernel uses Triton's libdevice as Inductor wrote it.
 _INTERPRETER_LIBDEVICE = """\
 if _os.environ.get('TRITON_INTERPRET', '0') == '1':
+    import triton.language as _tl
+
     class _InterpreterLibdevice:
         _composed = {
-            'tanh': lambda x: 1.0 - 2.0 / (tl.math.exp(2.0 * x) + 1.0),
-            'log1p': lambda x: tl.math.log(1.0 + x),
-            'expm1': lambda x: tl.math.exp(x) - 1.0,
-            'tan': lambda x: tl.math.sin(x) / tl.math.cos(x),
-            'sinh': lambda x: (tl.math.exp(x) - tl.math.exp(-x)) * 0.5,
-            'cosh': lambda x: (tl.math.exp(x) + tl.math.exp(-x)) * 0.5,
-            'log10': lambda x: tl.math.log(x) * 0.4342944819032518,
+            'tanh': lambda x: 1.0 - 2.0 / (_tl.math.exp(2.0 * x) + 1.0),
+            'log1p': lambda x: _tl.math.log(1.0 + x),
+            'expm1': lambda x: _tl.math.exp(x) - 1.0,
+            'tan': lambda x: _tl.math.sin(x) / _tl.math.cos(x),
+            'sinh': lambda x: (_tl.math.exp(x) - _tl.math.exp(-x)) * 0.5,
+            'cosh': lambda x: (_tl.math.exp(x) + _tl.math.exp(-x)) * 0.5,
+            'log10': lambda x: _tl.math.log(x) * 0.4342944819032518,
             'isnan': lambda x: x != x,
-            'trunc': lambda x: tl.where(x < 0, tl.math.ceil(x), tl.math.floor(x)),
+            'trunc': lambda x: _tl.where(x < 0, _tl.math.ceil(x), _tl.math.floor(x)),
         }
 
         def __getattr__(self, name):
             if name in self._composed:
                 return self._composed[name]
-            fn = getattr(tl.math, name, None)  # erf, exp, rsqrt, sqrt, log, ...
+            fn = getattr(_tl.math, name, None)  # erf, exp, rsqrt, sqrt, log, ...
             if fn is None:
                 raise AttributeError(f'libdevice.{name} has no Triton-interpreter equivalent')
             return fn

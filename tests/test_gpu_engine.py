@@ -19,9 +19,14 @@ ALL = sorted(p.stem for p in PROBLEMS.glob("*.py"))
 
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory):
+    """Every test-data problem captured on this GPU; with KERNELOPT_CAPTURE_DIR set, the
+    captures land there (that is how tests/testdata/captured is refreshed)."""
+    import os
+
+    keep = os.environ.get("KERNELOPT_CAPTURE_DIR")
     out = {}
     for name in ALL:
-        workdir = tmp_path_factory.mktemp(name)
+        workdir = Path(keep) / name if keep else tmp_path_factory.mktemp(name)
         out[name] = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / f"{name}.py"), str(workdir)),
                                  timeout_s=600)
     return out

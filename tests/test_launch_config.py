@@ -159,7 +159,7 @@ def fast_helpers(monkeypatch):
 # reductions): the launch's xnumel argument only sizes the grid (the body
 # hard-codes the real xnumel for its masks), so a smaller one computes a prefix
 # of the rows, and only that prefix is compared.
-ROW_SUBSET = {"softmax_rows": 16, "argmax_max": 4}
+ROW_SUBSET = {"softmax_rows": 16, "argmax_max": 4, "layernorm_residual": 64}
 
 
 def clone(args: list[Any]) -> list[Any]:
@@ -378,3 +378,16 @@ def test_standalone_module_reusable_for_other_configs(device):
     torch.testing.assert_close(out, (x * x).sum(1), rtol=1e-4, atol=1e-3)
     with pytest.raises(ValueError):
         standalone_module(target.source, target.name, {"kwargs": {}}, ["r0_numel", "xnumel"], [("xnumel", 4)])
+
+
+def test_libdevice_runs_on_the_interpreter_and_untouched_on_gpu(device):
+    # Inductor's tanh-GELU calls libdevice.tanh, which the interpreter cannot run by itself.
+    target = make_target("pointwise_gelu_scale")
+    target.source = target.source.replace("libdevice.erf(tmp4)", "libdevice.tanh(tmp4)")
+    cand = LaunchConfigGenerator().propose(target, [], [], 1)[0]
+    assert "tmp5 = libdevice.tanh(tmp4)" in cand.source  # the kernel still calls libdevice
+    x = torch.randn(512, 1024, device=device)
+    out = torch.empty_like(x)
+    load_kernel_module(cand.source, target.name).run(x, out, x.numel())
+    want = (0.5 * x * (1 + torch.tanh(x * 0.7071067811865476))) * 0.5 + 1.0
+    torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-5)

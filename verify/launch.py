@@ -56,23 +56,10 @@ def describe_exception(exc: BaseException, candidate_file: Optional[str] = None)
 
 
 def load_candidate(source: str, name: str = "candidate"):
-    """Import a candidate's source (compiled.runtime.load_kernel_module).
-
-    A failed import would otherwise stay half-initialised in sys.modules, and a
-    later load of the same source in this process would return that stub.
-    """
-    import sys
-
+    """Import a candidate's source (compiled.runtime.load_kernel_module)."""
     from compiled.runtime import load_kernel_module
 
-    known = set(sys.modules)
-    try:
-        return load_kernel_module(source, name)
-    except BaseException:
-        for key in set(sys.modules) - known:
-            if key.startswith("kernelopt_kernel_"):
-                del sys.modules[key]
-        raise
+    return load_kernel_module(source, name)
 
 
 def load_ios(io_or_path: Any) -> list:

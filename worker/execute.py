@@ -173,7 +173,7 @@ class _Monitor(threading.Thread):
         self.job_id, self.worker_id, self.settings = job_id, worker_id, settings
         self.events_path, self.cancel_file = events_path, cancel_file
         self.tick = max(0.2, min(1.0, settings.heartbeat_interval_s / 2))
-        self._stop = threading.Event()
+        self._halt = threading.Event()
         self._offset = 0
         self._buffer = b""
         self._progress = 0.0
@@ -182,11 +182,11 @@ class _Monitor(threading.Thread):
         self.events_recorded = 0
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
 
     def run(self) -> None:
         next_beat = time.monotonic() + self.settings.heartbeat_interval_s
-        while not self._stop.wait(self.tick):
+        while not self._halt.wait(self.tick):
             try:
                 self.tail()
                 if time.monotonic() >= next_beat:

@@ -1,0 +1,384 @@
+"""Queue and workers against the real PostgreSQL, Redis and Celery worker processes.
+
+Jobs are created with service.jobs directly and enqueued as the API does
+(CeleryDispatcher.enqueue); real `celery worker` processes run them. Without a
+GPU, single-kernel jobs run on the Triton interpreter and end `fallback`
+("no-gpu: ..."); model jobs end `failed` with the no-GPU message.
+"""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.service.worker.conftest import FAST, KERNEL, MODEL, UNIMPORTABLE
+
+TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
+
+
+# --------------------------------------------------------------------------- helpers
+
+def submit(settings, team_id: int, data: bytes, filename: str, options: dict | None = None) -> str:
+    from service import jobs
+    from storage.blobs import BlobStore
+    from worker.execute import _scope
+
+    with _scope(settings) as s:
+        job, created = jobs.create_job(s, team_id, filename, data, options or {}, None, None, None,
+                                       BlobStore(settings.blobs_dir), settings)
+        assert created
+        return job.id
+
+
+def submit_file(settings, team_id: int, path: Path, options: dict | None = None) -> str:
+    return submit(settings, team_id, path.read_bytes(), path.name, options)
+
+
+def enqueue(settings, job_id: str) -> None:
+    from worker.dispatch import CeleryDispatcher
+
+    d = CeleryDispatcher(settings)
+    try:
+        d.enqueue(job_id)
+    finally:
+        d.close()
+
+
+def load(settings, job_id: str):
+    from service import jobs
+    from worker.execute import _scope
+
+    with _scope(settings) as s:
+        return jobs.load_job(s, job_id)
+
+
+def wait_for(settings, job_id: str, statuses=TERMINAL, timeout: float = 90, seen: list | None = None,
+             until=None):
+    """Poll the job until its status is one of `statuses` (and `until(job)` holds); records statuses seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = load(settings, job_id)
+        if seen is not None and (not seen or seen[-1] != job.status):
+            seen.append(job.status)
+        if job.status in statuses and (until is None or until(job)):
+            return job
+        if time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} still {job.status} (stage {job.stage}) after {timeout} s; "
+                                 f"wanted {statuses}")
+        time.sleep(0.1)
+
+
+def events(settings, job_id: str):
+    from service import jobs
+    from worker.execute import _scope
+
+    with _scope(settings) as s:
+        return jobs.events_after(s, job_id, 0, limit=10000)
+
+
+def artifacts(settings, job_id: str):
+    from sqlalchemy import select
+
+    from storage.models import Artifact
+    from worker.execute import _scope
+
+    with _scope(settings) as s:
+        return list(s.scalars(select(Artifact).where(Artifact.job_id == job_id).order_by(Artifact.name)))
+
+
+def broker_empty(broker) -> bool:
+    from worker.celery_app import QUEUE
+
+    return broker.llen(QUEUE) == 0 and broker.hlen("unacked") == 0
+
+
+def wait_broker_empty(broker, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not broker_empty(broker):
+        assert time.monotonic() < deadline, "the worker did not consume its messages"
+        time.sleep(0.2)
+
+
+def running_events(evs) -> list:
+    return [e for e in evs if e.kind == "status" and (e.data or {}).get("status") == "running"
+            and "worker_id" in (e.data or {})]
+
+
+# --------------------------------------------------------------------------- happy paths
+
+def test_kernel_job_runs_to_succeeded_with_artifacts(wsettings, team_id, start_worker, broker):
+    from storage.blobs import BlobStore
+
+    start_worker()
+    job_id = submit_file(wsettings, team_id, KERNEL, FAST)
+    seen: list[str] = []
+    assert load(wsettings, job_id).status == "queued"
+    t0 = time.monotonic()
+    enqueue(wsettings, job_id)
+    job = wait_for(wsettings, job_id, seen=seen, timeout=120)
+    elapsed = time.monotonic() - t0
+
+    assert seen[0] == "queued" and "running" in seen and seen[-1] == "succeeded", seen
+    assert elapsed < 60, f"a single-kernel job took {elapsed:.0f} s"
+    assert job.outcome == "fallback" and job.cause.startswith("no-gpu"), (job.outcome, job.cause)
+    assert job.attempts == 1 and job.progress == 1.0 and job.finished_at is not None
+    assert job.gpu_seconds == 0.0  # no GPU here: nothing is charged
+    assert job.worker_id.startswith("w0@")
+    assert job.result["outcome"] == "fallback" and job.result["stage_seconds"]["load"] > 0
+
+    arts = {a.name: a for a in artifacts(wsettings, job_id)}
+    assert {"report.json", "report.md", "optimized_module.py", "baseline_module.py", "events.jsonl",
+            "trajectory.jsonl", "problem.py"} <= set(arts)
+    assert sorted(arts) == sorted(job.result["artifacts"])
+    blobs = BlobStore(wsettings.blobs_dir)
+    report = json.loads(blobs.read_bytes(arts["report.json"].blob_sha256))
+    assert report["result"]["outcome"] == "fallback"
+    assert blobs.read_bytes(arts["problem.py"].blob_sha256) == KERNEL.read_bytes()
+    assert arts["report.json"].size == blobs.size(arts["report.json"].blob_sha256)
+
+    evs = events(wsettings, job_id)
+    started = [e.stage for e in evs if e.kind == "stage_started"]
+    assert started[:1] == ["load"] and "search" in started and "verify" in started, started
+    assert [e.id for e in evs] == sorted(e.id for e in evs)
+    assert len(running_events(evs)) == 1
+    # The attempt's work directory is gone once the artifacts are in the blob store.
+    assert not (Path(wsettings.jobs_dir) / job_id).exists()
+
+
+def test_jobs_that_cannot_run_fail_with_their_message(wsettings, team_id, start_worker, broker):
+    start_worker()
+    model_id = submit_file(wsettings, team_id, MODEL)
+    broken_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
+    enqueue(wsettings, model_id)
+    enqueue(wsettings, broken_id)
+
+    model = wait_for(wsettings, model_id, timeout=90)
+    assert model.status == "failed" and model.outcome == "failed"
+    assert "needs a CUDA GPU" in model.error, model.error
+
+    broken = wait_for(wsettings, broken_id, timeout=90)
+    assert broken.status == "failed" and broken.outcome == "failed"
+    assert "kernelopt_no_such_module_xyz" in broken.error, broken.error
+    assert broken.attempts == 1 and artifacts(wsettings, broken_id) == []
+    assert any(e.kind == "status" and "kernelopt_no_such_module_xyz" in e.message
+               for e in events(wsettings, broken_id))
+
+
+# --------------------------------------------------------------------------- faults
+
+def test_worker_killed_mid_job_is_requeued_and_completes_once(wsettings, team_id, start_worker, broker):
+    first = start_worker("doomed")
+    job_id = submit_file(wsettings, team_id, KERNEL, FAST)
+    enqueue(wsettings, job_id)
+    wait_for(wsettings, job_id, ("running",), timeout=60, until=lambda j: j.stage is not None)
+    engine = first.descendants()
+    assert engine, "the job runs in a child of the worker"
+    first.kill()
+
+    # The orphaned engine notices its worker is gone and ends (within a few seconds).
+    deadline = time.monotonic() + 15
+    while any(Path(f"/proc/{p}").exists() and "zombie" not in _state(p) for p in engine):
+        assert time.monotonic() < deadline, "the engine child outlived its killed worker"
+        time.sleep(0.2)
+    assert load(wsettings, job_id).status == "running"  # nobody has noticed yet
+
+    start_worker("rescuer")
+    job = wait_for(wsettings, job_id, timeout=150)
+    assert job.status == "succeeded" and job.outcome == "fallback", (job.status, job.error)
+    assert job.attempts == 2 and job.worker_id.startswith("rescuer@")
+    evs = events(wsettings, job_id)
+    assert len(running_events(evs)) == 2
+    assert sum(1 for e in evs if e.kind == "status" and "re-queued" in e.message) == 1
+    assert sum(1 for e in evs if e.kind == "status" and (e.data or {}).get("status") == "succeeded") == 1
+    arts = [a.name for a in artifacts(wsettings, job_id)]
+    assert len(arts) == len(set(arts)) and sorted(arts) == sorted(job.result["artifacts"])  # one set
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0].lower()
+    except (OSError, IndexError):
+        return "zombie"
+
+
+def test_duplicated_message_runs_the_job_once(wsettings, team_id, start_worker, broker):
+    start_worker("a")
+    start_worker("b")
+    job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
+    enqueue(wsettings, job_id)
+    enqueue(wsettings, job_id)  # both workers get a copy at about the same time
+    job = wait_for(wsettings, job_id, timeout=90)
+    wait_broker_empty(broker)
+    time.sleep(1.0)
+    job = load(wsettings, job_id)
+    assert job.status == "failed" and job.attempts == 1
+    assert len(running_events(events(wsettings, job_id))) == 1
+
+
+def test_cancel_of_a_queued_job(wsettings, team_id, start_worker, broker):
+    from service import jobs
+    from worker.execute import _scope
+
+    job_id = submit_file(wsettings, team_id, KERNEL, FAST)
+    enqueue(wsettings, job_id)
+    with _scope(wsettings) as s:
+        job = jobs.request_cancel(s, team_id, job_id)
+    assert job.status == "cancelled"
+
+    start_worker()
+    wait_broker_empty(broker)  # the worker took the message...
+    job = load(wsettings, job_id)
+    assert job.status == "cancelled" and job.attempts == 0  # ...and ran nothing
+    assert running_events(events(wsettings, job_id)) == []
+
+
+def test_cancel_of_a_running_job(wsettings, team_id, start_worker, broker):
+    from service import jobs
+    from worker.execute import _scope
+
+    start_worker()
+    job_id = submit_file(wsettings, team_id, KERNEL, FAST)
+    enqueue(wsettings, job_id)
+    wait_for(wsettings, job_id, ("running",), timeout=60, until=lambda j: j.stage == "load")
+    with _scope(wsettings) as s:
+        assert jobs.request_cancel(s, team_id, job_id).cancel_requested
+    job = wait_for(wsettings, job_id, timeout=60)
+    assert job.status == "cancelled", (job.status, job.outcome, job.cause)
+    assert job.attempts == 1 and job.finished_at is not None
+    stages = [e.stage for e in events(wsettings, job_id) if e.kind == "stage_started"]
+    assert "verify" not in stages, stages  # stopped between stages, long before the end
+    assert artifacts(wsettings, job_id) == []
+
+
+def test_worker_restart_loses_no_job(wsettings, team_id, start_worker, broker):
+    w = start_worker("before")
+    assert w.stop() == 0  # warm shutdown of an idle worker
+    # Jobs submitted while no worker runs wait in Redis...
+    ids = [submit_file(wsettings, team_id, MODEL), submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")]
+    for job_id in ids:
+        enqueue(wsettings, job_id)
+    time.sleep(1)
+    assert [load(wsettings, j).status for j in ids] == ["queued", "queued"]
+    # ...and run when a worker starts again.
+    start_worker("after")
+    for job_id in ids:
+        job = wait_for(wsettings, job_id, timeout=90)
+        assert job.status == "failed" and job.attempts == 1 and job.worker_id.startswith("after@")
+
+
+def test_queued_job_whose_message_was_lost_is_enqueued_again(wsettings, team_id, start_worker, broker):
+    """The database is the system of record: a queued job with no message (Redis flushed, an
+    enqueue that failed after the job was stored) is found by the reaper and run."""
+    from sqlalchemy import update
+
+    from storage.models import Job, utcnow
+    from worker.execute import _scope
+
+    job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")  # never enqueued
+    with _scope(wsettings) as s:
+        s.execute(update(Job).where(Job.id == job_id).values(created_at=utcnow().replace(year=2020)))
+    start_worker()
+    job = wait_for(wsettings, job_id, timeout=60)
+    assert job.status == "failed" and job.attempts == 1
+
+
+def test_reaper_marks_crashed_after_max_attempts(wsettings, team_id):
+    """A job whose workers keep dying is not re-queued forever."""
+    from sqlalchemy import update
+
+    from service import jobs
+    from storage.models import Job, utcnow
+    from worker.execute import _scope
+    from worker.reaper import reap_once
+
+    job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
+    enqueued: list[str] = []
+    for attempt in range(1, wsettings.max_job_attempts + 1):
+        with _scope(wsettings) as s:
+            assert jobs.claim_job(s, job_id, f"ghost-{attempt}") is not None
+            s.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=utcnow().replace(year=2020)))
+        requeued, crashed = reap_once(wsettings, enqueued.append)
+        if attempt < wsettings.max_job_attempts:
+            assert job_id in requeued and job_id not in crashed
+        else:
+            assert job_id in crashed and job_id not in requeued
+    job = load(wsettings, job_id)
+    assert job.status == "crashed" and job.attempts == wsettings.max_job_attempts and "worker lost" in job.error
+    assert enqueued == [job_id] * (wsettings.max_job_attempts - 1)
+
+
+# --------------------------------------------------------------------------- embedded
+
+def test_embedded_dispatcher_runs_jobs_on_sqlite(tmp_path):
+    from service.auth import create_team
+    from service.settings import Settings
+    from storage.db import upgrade_database
+    from worker.dispatch import EmbeddedDispatcher, make_dispatcher
+    from worker.execute import _scope
+
+    settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "embedded",
+                        heartbeat_interval_s=1, heartbeat_timeout_s=6, job_time_limit_s=240)
+    assert settings.effective_database_url.startswith("sqlite")
+    upgrade_database(settings.effective_database_url)
+    with _scope(settings) as s:
+        team = create_team(s, "embedded-team").id
+    kernel_id = submit_file(settings, team, KERNEL, FAST)
+    broken_id = submit(settings, team, UNIMPORTABLE, "broken_kernel.py")
+
+    dispatcher = make_dispatcher(settings)
+    assert isinstance(dispatcher, EmbeddedDispatcher)
+    try:
+        dispatcher.enqueue(kernel_id)
+        assert dispatcher.wait_started(120)
+        assert dispatcher.slots == [{}]  # no GPU here: one CPU slot
+        kernel = wait_for(settings, kernel_id, timeout=120)
+        broken = wait_for(settings, broken_id, timeout=60)
+    finally:
+        dispatcher.stop(timeout=5)
+    assert kernel.status == "succeeded" and kernel.outcome == "fallback" and kernel.attempts == 1
+    assert kernel.worker_id.startswith("embedded-")
+    assert {"report.json", "optimized_module.py"} <= {a.name for a in artifacts(settings, kernel_id)}
+    assert any(e.kind == "stage_started" and e.stage == "search" for e in events(settings, kernel_id))
+    assert broken.status == "failed" and "kernelopt_no_such_module_xyz" in broken.error
+
+
+# --------------------------------------------------------------------------- configuration
+
+def test_celery_app_configuration(wsettings):
+    from worker.celery_app import QUEUE, TASK_NAME, make_celery
+
+    app = make_celery(wsettings)
+    conf = app.conf
+    assert conf.task_acks_late is True and conf.worker_prefetch_multiplier == 1 and conf.worker_concurrency == 1
+    assert conf.broker_transport_options["visibility_timeout"] > wsettings.job_time_limit_s
+    assert conf.task_default_queue == QUEUE and TASK_NAME in app.tasks
+
+
+def test_make_dispatcher_picks_celery_with_a_broker(wsettings):
+    from worker.dispatch import CeleryDispatcher, make_dispatcher
+
+    d = make_dispatcher(wsettings)
+    assert isinstance(d, CeleryDispatcher)
+    d.close()
+
+
+def test_worker_command_pins_one_gpu_per_process():
+    from cli.worker import worker_specs
+    from worker.dispatch import detect_slots, select_gpus
+
+    specs = worker_specs([{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}])
+    assert [s.env["CUDA_VISIBLE_DEVICES"] for s in specs] == ["0", "1"]
+    assert [s.name for s in specs] == ["gpu0@%h", "gpu1@%h"]
+    for s in specs:
+        assert s.argv[s.argv.index("--concurrency") + 1] == "1"
+        assert s.argv[1:5] == ["-m", "celery", "-A", "worker.celery_app"]
+    cpu = worker_specs([{}])
+    assert cpu[0].name == "cpu@%h"
+    # This machine has no GPU: "all" means one CPU slot; asking for a GPU is refused clearly.
+    assert select_gpus("0") == [] and detect_slots("all") == [{}]
+    with pytest.raises(ValueError, match="requested but 0 visible"):
+        select_gpus("1")
+    with pytest.raises(ValueError, match="--gpus"):
+        select_gpus("many")
