@@ -139,7 +139,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
                 "(an aliased or regenerated view); not supported"
             ) from None
 
-    module_globals = _module_globals(g["compiled"])
+    module_globals = _module_globals(g["compiled"], sources[0])
     module_constants = {k: v.detach().cpu().clone() for k, v in module_globals.items()
                         if isinstance(v, torch.Tensor)}
 
@@ -147,8 +147,8 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     module_path.write_text(sources[0])
     torch.save({"consts": const_values, "module_constants": module_constants}, workdir / TENSORS_FILE)
     kernel_configs = runtime.chosen_kernel_configs(module_globals)
-    bit_exact = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
-                                     output_map, leaves, req.device)
+    bit_exact, restitch_diff = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
+                                                    output_map, leaves, req.device)
     context_ms = {}
     if req.device.startswith("cuda"):
         from profiling.timing import bench_interleaved
@@ -170,6 +170,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
         compile_seconds=round(compile_seconds, 2),
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
+        restitch_max_abs_diff=restitch_diff,
         context_ms=context_ms,
     )
     cg.save(workdir)
@@ -181,20 +182,41 @@ def _key(t) -> tuple:
     return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
 
 
-def _module_globals(compiled) -> dict:
-    """Globals of the loaded output module, reached through its `call` function."""
+def _module_globals(compiled, source: str) -> dict:
+    """Globals of the output module Inductor loaded and ran (its tuned kernel objects).
+
+    Found in PyCodeCache by its source text: `current_callable` may be a wrapper
+    (input alignment) whose globals belong to another module.
+    """
+    from torch._inductor.codecache import PyCodeCache
+
+    loaded = list(getattr(PyCodeCache, "modules", []) or [])
+    loaded += list((getattr(PyCodeCache, "modules_no_attr", {}) or {}).values())
+    for m in reversed(loaded):
+        path = getattr(m, "__file__", None)
+        try:
+            if path and Path(path).read_text() == source:
+                return dict(m.__dict__)
+        except OSError:
+            continue
     fn = getattr(compiled, "current_callable", None)
     fn = getattr(fn, "__func__", fn)
-    return dict(getattr(fn, "__globals__", {}) or {})
+    found = dict(getattr(fn, "__globals__", {}) or {})
+    if "call" not in found:
+        raise ProblemError("could not find Inductor's loaded output module to read its kernel configs")
+    return found
 
 
 def _restitch_reproduces(module_path: Path, constants: dict, kernel_configs: dict, args: list,
-                         output_map: list, expected: list, device: str) -> bool:
-    """Re-execute the saved source (nothing replaced) and compare bit for bit."""
+                         output_map: list, expected: list, device: str) -> tuple[bool, float]:
+    """Re-execute the saved source (nothing replaced); (bit for bit equal, max abs difference)."""
     import torch
 
     mod = runtime.load_output_module(module_path.read_text(), str(module_path), constants, device,
                                      kernel_configs=kernel_configs)
     outs = runtime.call_module(mod, args)
     got = [outs[i] for i in output_map]
-    return all(torch.equal(a, b) for a, b in zip(got, expected)) and len(got) == len(expected)
+    exact = len(got) == len(expected) and all(torch.equal(a, b) for a, b in zip(got, expected))
+    diff = max((float((a.double() - b.double()).abs().max()) for a, b in zip(got, expected)
+                if a.shape == b.shape and a.numel()), default=0.0)
+    return exact, diff

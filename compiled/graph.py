@@ -38,6 +38,7 @@ class CapturedGraph:
     mode_options: dict = field(default_factory=dict)
     context_ms: dict = field(default_factory=dict)  # eager and torch.compile callable, for context
     restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output
+    restitch_max_abs_diff: float | None = None
 
     @property
     def workdir(self) -> Path:

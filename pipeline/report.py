@@ -47,10 +47,10 @@ def render_markdown(report: dict) -> str:
         "",
         f"- Outcome: **{r['outcome']}** — {r['cause']}",
     ]
-    if r.get("speedup") is not None:
+    if r.get("speedup") is not None and r.get("baseline_ms") is not None and r.get("optimized_ms") is not None:
         lines.append(f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x** "
                      f"(baseline {r['baseline_ms']:.4f} ms, deployed {r['optimized_ms']:.4f} ms, "
-                     f"noise {r['noise_pct']:.2f}%)")
+                     f"noise {r.get('noise_pct') or 0:.2f}%)")
     ctx = report.get("context_timings") or {}
     if ctx:
         lines.append("- For context: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ctx.items()))

@@ -259,3 +259,12 @@ def test_plan_direction():
     llm = Candidate("k", "s", "llm", "Vectorize the loads with a wider block")
     assert plan_direction(llm, None) == "llm:Vectorize"
     assert isinstance(SearchHistory([], diversify=True), list)
+
+
+def test_more_chains_than_generators_share_one_without_duplicates():
+    evaluator = InterpreterEvaluator()
+    cfg = SearchConfig(iterations=2, plans_per_iteration=4, chains=2, max_candidates=8)
+    result = search_kernel(small_reduction(), [LaunchConfigGenerator()], evaluator, cfg)
+    assert [[c.chain for c in b] for b in evaluator.batches] == [[0, 0, 1, 1]] * 2
+    keys = {tuple(sorted(a.candidate.params.items())) for a in result.attempts}
+    assert len(keys) == len(result.attempts) == 8  # chain 1 saw chain 0's pending proposals

@@ -21,6 +21,8 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import tempfile
+from pathlib import Path
 
 from celery import Celery, signals
 
@@ -62,7 +64,7 @@ def make_celery(settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
 
-    @app.task(name=TASK_NAME, bind=True, acks_late=True, ignore_result=True)
+    @app.task(name=TASK_NAME, bind=True, acks_late=True, ignore_result=True, shared=False)
     def run_job(self, job_id: str) -> str | None:
         from worker.execute import execute_job
 
@@ -104,6 +106,12 @@ def __getattr__(name: str):
 _reaper = None
 
 
+def alive_file() -> Path:
+    """Touched by the reaper loop every few seconds; the container liveness probe checks its age
+    (`find /tmp -maxdepth 1 -name 'kernelopt-worker-*.alive' -mmin -2`)."""
+    return Path(tempfile.gettempdir()) / f"kernelopt-worker-{os.getpid()}.alive"
+
+
 @signals.worker_ready.connect
 def _start_reaper(sender=None, **_):
     """Every worker's main process runs a reaper loop (see worker/reaper.py)."""
@@ -113,7 +121,8 @@ def _start_reaper(sender=None, **_):
 
     settings = _settings()
     dispatcher = CeleryDispatcher(settings, app=get_app())
-    _reaper = ReaperThread(settings, dispatcher.enqueue, resync=dispatcher.lost_queued_ids)
+    _reaper = ReaperThread(settings, dispatcher.enqueue, resync=dispatcher.lost_queued_ids,
+                           alive_file=alive_file())
     _reaper.start()
     log.info("reaper started: every %.0f s, heartbeat timeout %.0f s, max attempts %d",
              _reaper.interval_s, settings.heartbeat_timeout_s, settings.max_job_attempts)
@@ -123,3 +132,7 @@ def _start_reaper(sender=None, **_):
 def _stop_reaper(sender=None, **_):
     if _reaper is not None:
         _reaper.stop()
+        try:
+            _reaper.alive_file.unlink()
+        except (OSError, AttributeError):
+            pass

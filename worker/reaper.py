@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 from typing import Callable, Iterable
 
 log = logging.getLogger("kernelopt.reaper")
@@ -58,9 +59,13 @@ class ReaperThread(threading.Thread):
     """Calls reap_once every reaper_interval_s until stopped; errors are logged, never fatal."""
 
     def __init__(self, settings, enqueue: Callable[[str], None],
-                 resync: Callable[[], Iterable[str]] | None = None, interval_s: float | None = None):
+                 resync: Callable[[], Iterable[str]] | None = None, interval_s: float | None = None,
+                 alive_file: Path | None = None):
         super().__init__(name="kernelopt-reaper", daemon=True)
         self.settings, self.enqueue, self.resync = settings, enqueue, resync
+        # Touched on every pass: a liveness probe checks its age (the Celery worker's main
+        # process is alive and looping even while its solo pool runs a long job).
+        self.alive_file = alive_file
         self.interval_s = interval_s or reaper_interval_s(settings)
         self._stop_event = threading.Event()
 
@@ -68,7 +73,14 @@ class ReaperThread(threading.Thread):
         self._stop_event.set()
 
     def run(self) -> None:
-        while not self._stop_event.wait(self.interval_s):
+        while True:
+            if self.alive_file is not None:
+                try:
+                    self.alive_file.touch()
+                except OSError:
+                    log.warning("could not touch %s", self.alive_file)
+            if self._stop_event.wait(self.interval_s):
+                break
             try:
                 reap_once(self.settings, self.enqueue, self.resync)
             except Exception:  # noqa: BLE001 - database or broker down: try again next time

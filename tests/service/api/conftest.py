@@ -192,7 +192,10 @@ class LiveServer:
 
     def __exit__(self, *exc) -> None:
         self.server.should_exit = True
-        self.thread.join(10)
+        self.thread.join(2)
+        if self.thread.is_alive():  # an event stream a client left open: do not wait for it
+            self.server.force_exit = True
+            self.thread.join(10)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ GPU, single-kernel jobs run on the Triton interpreter and end `fallback`
 from __future__ import annotations
 
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -172,7 +173,8 @@ def test_worker_killed_mid_job_is_requeued_and_completes_once(wsettings, team_id
     first = start_worker("doomed")
     job_id = submit_file(wsettings, team_id, KERNEL, FAST)
     enqueue(wsettings, job_id)
-    wait_for(wsettings, job_id, ("running",), timeout=60, until=lambda j: j.stage is not None)
+    # Mid-job: the load stage is done and the search runs.
+    wait_for(wsettings, job_id, ("running",), timeout=60, until=lambda j: j.stage == "search")
     engine = first.descendants()
     assert engine, "the job runs in a child of the worker"
     first.kill()
@@ -227,11 +229,14 @@ def test_cancel_of_a_queued_job(wsettings, team_id, start_worker, broker):
         job = jobs.request_cancel(s, team_id, job_id)
     assert job.status == "cancelled"
 
-    start_worker()
+    w = start_worker()
     wait_broker_empty(broker)  # the worker took the message...
     job = load(wsettings, job_id)
     assert job.status == "cancelled" and job.attempts == 0  # ...and ran nothing
     assert running_events(events(wsettings, job_id)) == []
+    # The reaper loop keeps the liveness file of the worker's main process fresh.
+    alive = Path(tempfile.gettempdir()) / f"kernelopt-worker-{w.proc.pid}.alive"
+    assert alive.exists() and time.time() - alive.stat().st_mtime < 10
 
 
 def test_cancel_of_a_running_job(wsettings, team_id, start_worker, broker):
