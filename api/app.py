@@ -14,7 +14,7 @@ from typing import Any
 from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DataError, OperationalError
 
 from api.deps import AuthCache
 from api.metrics import Metrics, MetricsMiddleware
@@ -68,9 +68,20 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
 
     settings = settings or get_settings()
     url = settings.effective_database_url
-    engine_kwargs = {} if url.startswith("sqlite") else {"pool_size": 20, "max_overflow": 20, "pool_timeout": 10}
-    engine = make_engine(url, **engine_kwargs)
+    if url.startswith("sqlite"):
+        engine = make_engine(url)
+        read_engine = engine
+    else:
+        # No pre-ping: it would double the round trips of every request. A connection broken by a
+        # database restart fails one request with 503 and SQLAlchemy then refreshes the pool.
+        pool = {"pool_size": 20, "max_overflow": 20, "pool_timeout": 10, "pool_pre_ping": False,
+                "pool_recycle": 1800}
+        engine = make_engine(url, **pool)
+        # Reads (status polls, lists, auth) on autocommit connections: one round trip per query,
+        # no BEGIN, and no ROLLBACK when the connection goes back to the pool.
+        read_engine = make_engine(url, isolation_level="AUTOCOMMIT", **pool)
     sessionmaker = make_sessionmaker(engine)
+    read_sessionmaker = make_sessionmaker(read_engine)
     own_dispatcher = _LazyDispatcher(settings) if dispatcher is None else None
 
     @asynccontextmanager
@@ -86,13 +97,14 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
             if own_dispatcher is not None:
                 own_dispatcher.close()
             engine.dispose()
+            read_engine.dispose()
 
     app = FastAPI(title="KernelOPT", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
 
     def count_by_status() -> dict[str, int]:
         from storage.models import Job
 
-        with sessionmaker() as s:
+        with read_sessionmaker() as s:
             return {st: n for st, n in s.execute(select(Job.status, func.count()).group_by(Job.status))}
 
     broker_client = None
@@ -109,6 +121,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = sessionmaker
+    app.state.read_sessionmaker = read_sessionmaker
     app.state.blobs = BlobStore(settings.blobs_dir)
     app.state.dispatcher = dispatcher if dispatcher is not None else own_dispatcher
     app.state.auth_cache = AuthCache(ttl_s=auth_cache_ttl_s)
@@ -123,6 +136,13 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
         log.error("database error on %s %s: %s", request.method, request.url.path, exc)
         return JSONResponse({"detail": "the database is unavailable; retry shortly"},
                             status_code=status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"})
+
+    @app.exception_handler(DataError)
+    async def bad_data(request: Request, exc: DataError):
+        # Input the database refuses (a value it cannot store): the client's error, not ours.
+        log.warning("database refused input on %s %s: %s", request.method, request.url.path, exc.orig)
+        return JSONResponse({"detail": f"invalid input: {str(exc.orig).splitlines()[0] if exc.orig else 'refused'}"},
+                            status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception):

@@ -11,13 +11,17 @@ import hashlib
 import threading
 import time
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterator
+from typing import Annotated, Any, Callable, Iterator, TypeVar
 
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
 
 from service.settings import Settings
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,9 @@ def _unauthorized(detail: str) -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail=detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def get_team(request: Request,
-             credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> TeamRef:
+async def get_team(request: Request,
+                   credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> TeamRef:
+    """Async on purpose: a cached key (every poll after the first) costs no thread hop and no query."""
     if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
         raise _unauthorized("missing API key: send `Authorization: Bearer <key>`")
     key = credentials.credentials
@@ -102,15 +107,30 @@ def get_team(request: Request,
     team = cache.get(digest)
     if team is not None:
         return team
-    from service.auth import authenticate
 
-    with request.app.state.sessionmaker() as session:
-        found = authenticate(session, key)
-        if found is None:
-            raise _unauthorized("invalid or revoked API key")
-        team = TeamRef(id=found.id, name=found.name)
+    def lookup() -> TeamRef | None:
+        from service.auth import authenticate
+
+        with request.app.state.read_sessionmaker() as session:
+            found = authenticate(session, key)
+            return TeamRef(id=found.id, name=found.name) if found is not None else None
+
+    team = await run_in_threadpool(lookup)
+    if team is None:
+        raise _unauthorized("invalid or revoked API key")
     cache.put(digest, team)
     return team
+
+
+async def read_db(request: Request, fn: Callable[[Session], T]) -> T:
+    """Run `fn(session)` in the threadpool with a read-only session (one thread hop per request;
+    on PostgreSQL an autocommit connection, so a read is one round trip with no BEGIN/ROLLBACK)."""
+
+    def call() -> T:
+        with request.app.state.read_sessionmaker() as session:
+            return fn(session)
+
+    return await run_in_threadpool(call)
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]

@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--time-limit", type=float, default=900.0, help="per problem, seconds")
     b.add_argument("--precision", default="strict", choices=["strict", "tf32"])
     b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
-    b.add_argument("--only", default=None, help="substring filter on problem paths")
+    b.add_argument("--only", default=None, help="comma-separated substrings: only problems whose path contains one")
     b.set_defaults(func=cmd_bench)
     return p
 

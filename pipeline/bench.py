@@ -67,8 +67,9 @@ def run_bench(opts: BenchOptions) -> dict:
 
     root = Path(opts.problems_dir).resolve()
     problems = sorted(p for p in root.rglob("*.py") if not p.name.startswith("_"))
-    if opts.only:
-        problems = [p for p in problems if opts.only in str(p)]
+    if opts.only:  # comma-separated substrings of the problem paths
+        wanted = [w for w in opts.only.split(",") if w]
+        problems = [p for p in problems if any(w in str(p.relative_to(root)) for w in wanted)]
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out = Path(opts.out_dir).resolve()

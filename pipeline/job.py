@@ -19,7 +19,7 @@ from load.problem import ProblemError
 from load.stage import LoadRequest, LoadResult, load_problem
 from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe_device
 from pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions, JobResult
-from pipeline.report import JsonLines, render_markdown, write_json
+from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json
 
 
 class JobCancelled(Exception):
@@ -132,6 +132,7 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     result.precision = options.precision
     result.stage_seconds = dict(ctx.stage_seconds)
     ctx.report["result"] = result.to_dict()
+    ctx.report = to_jsonable(ctx.report)
     write_json(ctx.workdir / "report.json", ctx.report)
     (ctx.workdir / "report.md").write_text(render_markdown(ctx.report))
     result.artifacts = sorted(p.name for p in ctx.workdir.iterdir() if p.is_file())

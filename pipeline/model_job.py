@@ -119,7 +119,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
 
         try:
             result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
-                                   should_stop=lambda: ctx.remaining_s() < 120 or bool(
+                                   should_stop=lambda: ctx.remaining_s() < _verify_reserve_s(ctx) or bool(
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:
             evaluator.close()
@@ -202,3 +202,8 @@ def _write_artifacts(ctx: JobContext, cg: CapturedGraph, replacements: dict[str,
         diff = difflib.unified_diff(graph.kernels[name].source.splitlines(True), src.splitlines(True),
                                     f"inductor/{name}.py", f"kernelopt/{name}.py")
         (ctx.workdir / f"diff_{name}.diff").write_text("".join(diff))
+
+
+def _verify_reserve_s(ctx: JobContext) -> float:
+    """Time kept back from the search for re-stitching and Gates 3-4."""
+    return min(120.0, 0.3 * ctx.options.time_budget_s)

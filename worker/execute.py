@@ -33,7 +33,7 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -174,8 +174,7 @@ class _Monitor(threading.Thread):
         self.events_path, self.cancel_file = events_path, cancel_file
         self.tick = max(0.2, min(1.0, settings.heartbeat_interval_s / 2))
         self._halt = threading.Event()
-        self._offset = 0
-        self._buffer = b""
+        self._offset = 0  # bytes of events.jsonl recorded so far
         self._progress = 0.0
         self.cancel_touched = False
         self.lost = False  # the job is no longer ours (re-queued by the reaper)
@@ -225,38 +224,43 @@ class _Monitor(threading.Thread):
         self.cancel_touched = True
 
     def tail(self) -> None:
-        """Copy new complete lines of events.jsonl into the events table."""
+        """Copy new complete lines of events.jsonl into the events table.
+
+        The offset advances line by line as each is recorded, so a database error
+        part-way retries from the first unrecorded line: none lost, none doubled.
+        """
         try:
             with open(self.events_path, "rb") as f:
                 f.seek(self._offset)
                 chunk = f.read()
         except FileNotFoundError:
             return
-        if not chunk:
-            return
-        self._offset += len(chunk)
-        data = self._buffer + chunk
-        *lines, self._buffer = data.split(b"\n")
-        events = []
-        for line in lines:
-            if not line.strip():
-                continue
-            try:
-                events.append(json.loads(line))
-            except ValueError:
-                log.warning("job %s: unreadable event line %r", self.job_id, line[:200])
-        if not events:
-            return
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return  # no complete line yet
         from service import jobs
 
         with _scope(self.settings) as s:
-            for ev in events:
-                stage, kind = ev.get("stage"), ev.get("kind", "log")
-                jobs.add_event(s, self.job_id, stage, kind, str(ev.get("message", "")), ev.get("data") or {})
-                self.events_recorded += 1
-                if kind == "stage_started" and stage:
-                    self._progress = max(self._progress, STAGE_PROGRESS.get(stage, self._progress))
-                    jobs.set_stage(s, self.job_id, stage, self._progress)
+            for line in chunk[:end + 1].split(b"\n")[:-1]:
+                if line.strip():
+                    self._record(s, jobs, line)
+                self._offset += len(line) + 1
+
+    def _record(self, s, jobs, line: bytes) -> None:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            log.warning("job %s: unreadable event line %r", self.job_id, line[:200])
+            return
+        if not isinstance(ev, dict):
+            return
+        stage, kind = ev.get("stage"), str(ev.get("kind") or "log")
+        data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
+        jobs.add_event(s, self.job_id, stage, kind, str(ev.get("message", "")), data)
+        self.events_recorded += 1
+        if kind == "stage_started" and stage:
+            self._progress = max(self._progress, STAGE_PROGRESS.get(stage, self._progress))
+            jobs.set_stage(s, self.job_id, stage, self._progress)
 
 
 # --------------------------------------------------------------------------- execute_job

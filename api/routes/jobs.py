@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import mimetypes
 from dataclasses import fields as dc_fields
 from datetime import datetime, timezone
@@ -13,7 +14,7 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef
+from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, read_db
 from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
 from api.sse import job_event_stream
 from api.uploads import read_submission
@@ -22,7 +23,11 @@ log = logging.getLogger("kernelopt.api")
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
-JobId = Annotated[str, Path(min_length=1, max_length=64, description="the job id (32 hex characters)")]
+# Text that reaches the database must be printable: PostgreSQL refuses NUL bytes in text.
+PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
+JobId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
+                            description="the job id (32 hex characters)")]
+Tag = Annotated[str | None, Query(max_length=200, pattern=PRINTABLE)]
 NOT_FOUND = {404: {"model": Problem, "description": "no such job for this team"}}
 AUTH = {401: {"model": Problem, "description": "missing or invalid API key"}}
 
@@ -134,7 +139,7 @@ SUBMIT_BODY = {
     })
 async def submit_job(
     request: Request, response: Response, team: TeamDep, settings: SettingsDep, dispatcher: DispatcherDep,
-    idempotency_key: Annotated[str | None, Header(max_length=255, description=(
+    idempotency_key: Annotated[str | None, Header(max_length=255, pattern=r"^[\x20-\x7e]*$", description=(
         "makes a retried POST safe: the same key returns the same job; the same key with a different body is refused"
     ))] = None,
 ) -> JobOut:
@@ -142,6 +147,8 @@ async def submit_job(
     options = parse_options(sub.options_text)
     if sub.tag is not None and len(sub.tag) > 200:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`tag` is longer than 200 characters")
+    if sub.tag is not None and not re.match(PRINTABLE, sub.tag):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`tag` has control characters")
     key = idempotency_key.strip() if idempotency_key else None
     app = request.app
 
@@ -183,25 +190,29 @@ async def submit_job(
 
 
 @router.get("", response_model=JobList, summary="List the team's jobs, newest first", responses={**AUTH})
-def list_jobs(
-    session: SessionDep, team: TeamDep,
+async def list_jobs(
+    request: Request, team: TeamDep,
     status_: Annotated[JobStatus | None, Query(alias="status")] = None,
     outcome: Outcome | None = None,
     created_after: datetime | None = None,
     created_before: datetime | None = None,
-    tag: Annotated[str | None, Query(max_length=200)] = None,
-    cursor: Annotated[str | None, Query(max_length=512, description="next_cursor of the previous page")] = None,
+    tag: Tag = None,
+    cursor: Annotated[str | None, Query(max_length=512, pattern=r"^[A-Za-z0-9_=-]*$",
+                                        description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobList:
     from service.jobs import list_jobs as list_team_jobs
 
-    try:
-        jobs, next_cursor = list_team_jobs(session, team.id, status=status_, outcome=outcome,
-                                           created_after=_utc(created_after), created_before=_utc(created_before),
-                                           tag=tag, cursor=cursor, limit=limit)
-    except ValueError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid query: {exc}") from None
-    return JobList(items=[job_out(j) for j in jobs], next_cursor=next_cursor)
+    def read(session) -> JobList:
+        try:
+            jobs, next_cursor = list_team_jobs(session, team.id, status=status_, outcome=outcome,
+                                               created_after=_utc(created_after), created_before=_utc(created_before),
+                                               tag=tag, cursor=cursor, limit=limit)
+        except ValueError as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid query: {exc}") from None
+        return JobList(items=[job_out(j) for j in jobs], next_cursor=next_cursor)
+
+    return await read_db(request, read)
 
 
 def _get_or_404(session, team: TeamRef, job_id: str):
@@ -215,8 +226,9 @@ def _get_or_404(session, team: TeamRef, job_id: str):
 
 @router.get("/{job_id}", response_model=JobOut, summary="One job: status, stage, progress, outcome",
             responses={**AUTH, **NOT_FOUND})
-def get_job(job_id: JobId, session: SessionDep, team: TeamDep) -> JobOut:
-    return job_out(_get_or_404(session, team, job_id))
+async def get_job(job_id: JobId, request: Request, team: TeamDep) -> JobOut:
+    # The hot path (status polls): async, one thread hop, one autocommit query.
+    return await read_db(request, lambda session: job_out(_get_or_404(session, team, job_id)))
 
 
 @router.post("/{job_id}/cancel", response_model=JobOut, summary="Cancel a job",
@@ -252,7 +264,7 @@ def job_events(
 ) -> StreamingResponse:
     from service.jobs import events_after, get_job
 
-    factory = request.app.state.sessionmaker
+    factory = request.app.state.read_sessionmaker
     with factory() as session:  # not SessionDep: a stream must not hold a connection while it lasts
         _get_or_404(session, team, job_id)
     start = after or 0
@@ -286,23 +298,27 @@ def _artifact_out(job_id: str, a: Any) -> ArtifactOut:
 
 @router.get("/{job_id}/artifacts", response_model=ArtifactList, summary="The job's artifacts",
             responses={**AUTH, **NOT_FOUND})
-def list_artifacts(job_id: JobId, session: SessionDep, team: TeamDep) -> ArtifactList:
+async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> ArtifactList:
     from service.jobs import list_artifacts as team_artifacts
 
-    rows = team_artifacts(session, team.id, job_id)
-    if rows is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
-    return ArtifactList(job_id=job_id, items=[_artifact_out(job_id, a) for a in rows])
+    def read(session) -> ArtifactList:
+        rows = team_artifacts(session, team.id, job_id)
+        if rows is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
+        return ArtifactList(job_id=job_id, items=[_artifact_out(job_id, a) for a in rows])
+
+    return await read_db(request, read)
 
 
 @router.get("/{job_id}/artifacts/{name:path}", summary="Download one artifact", response_class=StreamingResponse,
             responses={**AUTH, 404: {"model": Problem, "description": "no such job or artifact"},
                        200: {"content": {"application/octet-stream": {}}}})
-def download_artifact(job_id: JobId, name: str, request: Request, team: TeamDep) -> StreamingResponse:
+def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, pattern=PRINTABLE)], request: Request,
+                      team: TeamDep) -> StreamingResponse:
     from service.jobs import get_artifact
     from storage.blobs import BlobNotFound
 
-    with request.app.state.sessionmaker() as session:  # closed before the (maybe long) download streams
+    with request.app.state.read_sessionmaker() as session:  # closed before the (maybe long) download streams
         _get_or_404(session, team, job_id)
         art = get_artifact(session, team.id, job_id, name)
     if art is None:

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 
 from api.deps import SessionDep, TeamDep
-from api.routes.jobs import AUTH, _utc
+from api.routes.jobs import AUTH, Tag, _utc
 from api.schemas import Stats
 
 router = APIRouter(prefix="/v1", tags=["stats"])
@@ -18,7 +18,7 @@ def team_stats(
     session: SessionDep, team: TeamDep,
     since: Annotated[datetime | None, Query(description="jobs created at or after (ISO 8601; UTC if no zone)")] = None,
     until: Annotated[datetime | None, Query(description="jobs created before")] = None,
-    tag: Annotated[str | None, Query(max_length=200)] = None,
+    tag: Tag = None,
 ) -> Stats:
     from service.jobs import team_stats as compute
 

@@ -148,6 +148,11 @@ def test_bad_forms_are_4xx_not_5xx(api):
     r = api.client.post("/v1/jobs", headers={**h, "Content-Type": "multipart/form-data; boundary=zz"},
                         content=b"--zz\r\ngarbage")
     assert 400 <= r.status_code < 500
+    # text PostgreSQL cannot store (NUL) is refused up front
+    assert api.submit(tag="a\x00b").status_code == 422
+    assert api.client.get("/v1/jobs", params={"tag": "a\x00b"}, headers=h).status_code == 422
+    assert api.client.get("/v1/stats", params={"tag": "\x00"}, headers=h).status_code == 422
+    assert api.client.get("/v1/jobs/ab%00cd", headers=h).status_code in (404, 422)
     assert api.count_jobs(api.team.id) == 0
 
 

@@ -387,3 +387,82 @@ def test_worker_command_pins_one_gpu_per_process():
         select_gpus("1")
     with pytest.raises(ValueError, match="--gpus"):
         select_gpus("many")
+
+
+def test_kernelopt_worker_command_supervises_and_stops_warm(wsettings, team_id, broker, tmp_path):
+    """`kernelopt worker` without a GPU: one CPU Celery worker that runs jobs; SIGTERM stops it cleanly."""
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    from tests.service.worker.conftest import REPO, settings_env
+
+    log_path = tmp_path / "kernelopt-worker.log"
+    code = ("import argparse, sys; from cli.worker import register; p = argparse.ArgumentParser(); "
+            "register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
+    with open(log_path, "wb") as log:
+        sup = subprocess.Popen([sys.executable, "-c", code, "worker", "--gpus", "all"], cwd=str(REPO),
+                               env=settings_env(wsettings), stdout=log, stderr=subprocess.STDOUT)
+    child = None
+    try:
+        deadline = time.monotonic() + 90
+        while b" ready." not in log_path.read_bytes():
+            assert sup.poll() is None and time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.2)
+        text = log_path.read_text()
+        m = re.search(r"started cpu@%h \(pid (\d+), CPU\)", text)
+        assert m, text
+        child = int(m.group(1))
+        job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
+        enqueue(wsettings, job_id)
+        job = wait_for(wsettings, job_id, timeout=60)
+        assert job.status == "failed" and job.worker_id.startswith("cpu@")
+        sup.send_signal(signal.SIGTERM)
+        assert sup.wait(60) == 0
+        assert not Path(f"/proc/{child}").exists() or "zombie" in _state(child)
+    finally:
+        if sup.poll() is None:
+            sup.kill()
+        if child is not None:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def test_monitor_records_each_event_line_once(wsettings, team_id, tmp_path):
+    """events.jsonl is tailed line by line: a half-written line waits, nothing is recorded twice."""
+    from service import jobs
+    from worker.execute import _Monitor, _scope
+
+    job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
+    with _scope(wsettings) as s:
+        assert jobs.claim_job(s, job_id, "tester") is not None
+    path = tmp_path / "events.jsonl"
+    m = _Monitor(job_id, "tester", wsettings, path, tmp_path / "CANCEL")
+    m.tail()  # no file yet
+    line1 = json.dumps({"stage": "load", "kind": "stage_started", "message": "importing", "data": {}})
+    line2 = json.dumps({"stage": "load", "kind": "progress", "message": "kernel problem x", "data": {"n": 1}})
+    path.write_text(line1 + "\n" + line2[:10])
+    m.tail()
+    m.tail()
+    with path.open("a") as f:
+        f.write(line2[10:] + "\n")
+    m.tail()
+    m.tail()
+    evs = [e for e in events(wsettings, job_id) if e.kind != "status"]
+    assert [(e.stage, e.kind, e.message) for e in evs] == [("load", "stage_started", "importing"),
+                                                           ("load", "progress", "kernel problem x")]
+    assert evs[1].data == {"n": 1}
+    job = load(wsettings, job_id)
+    assert job.stage == "load" and 0 < job.progress < 1
+    # A cancel request reaches the engine through the CANCEL file.
+    assert not (tmp_path / "CANCEL").exists()
+    with _scope(wsettings) as s:
+        jobs.request_cancel(s, team_id, job_id)
+    m.check_cancel()
+    assert (tmp_path / "CANCEL").exists() and m.cancel_touched
+    with _scope(wsettings) as s:
+        assert jobs.mark_cancelled(s, job_id, "tester")
