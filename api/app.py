@@ -122,6 +122,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.engine = engine
     app.state.sessionmaker = sessionmaker
     app.state.read_sessionmaker = read_sessionmaker
+    app.state.read_engine = read_engine
     app.state.blobs = BlobStore(settings.blobs_dir)
     app.state.dispatcher = dispatcher if dispatcher is not None else own_dispatcher
     app.state.auth_cache = AuthCache(ttl_s=auth_cache_ttl_s)

@@ -5,8 +5,10 @@ against a running server on loopback. Reports throughput and p50/p90/p99 latency
     # a server on PostgreSQL (2 uvicorn workers; the Celery broker is only needed for >1 worker)
     KERNELOPT_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/kernelopt \\
     KERNELOPT_BROKER_URL=redis://127.0.0.1:6379/0 kernelopt serve --workers 2 --migrate &
-    # a team and key straight in that database, then 20 s of load
-    KERNELOPT_DATABASE_URL=... python benchmarks/load_api.py --create-team --clients 16 --duration 20
+    # a team and key straight in that database, then 20 s of load: 600 polls/s offered + 2 submissions/s
+    KERNELOPT_DATABASE_URL=... python benchmarks/load_api.py --create-team --clients 32 --rate 600 --duration 20
+    # or closed loop (each client polls again as soon as it is answered): the saturation throughput
+    KERNELOPT_DATABASE_URL=... python benchmarks/load_api.py --create-team --clients 8 --duration 20
 
 Target (issue 3): >= 500 polls/s at p99 < 50 ms on a 2-core machine with PostgreSQL.
 """
@@ -80,11 +82,26 @@ async def run(args) -> dict:
         statuses: Counter = Counter()
         stop_at = time.perf_counter() + args.duration
 
+        schedule = {"next": 0}
+        begin = time.perf_counter()
+
         async def poller(seed: int) -> None:
             rnd = random.Random(seed)
             while time.perf_counter() < stop_at:
                 job_id = rnd.choice(ids)
-                t0 = time.perf_counter()
+                if args.rate:
+                    # Open loop: request i is due at begin + i/rate. Latency counts from the due time,
+                    # so a server falling behind shows up in the percentiles (no coordinated omission).
+                    due = begin + schedule["next"] / args.rate
+                    schedule["next"] += 1
+                    if due >= stop_at:
+                        break
+                    delay = due - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    t0 = due
+                else:
+                    t0 = time.perf_counter()
                 try:
                     r = await client.get(f"/v1/jobs/{job_id}")
                     code = r.status_code
@@ -120,7 +137,7 @@ async def run(args) -> dict:
             tasks.append(submitter())
         await asyncio.gather(*tasks)
         elapsed = time.perf_counter() - started
-    return {"url": args.url, "clients": args.clients, "duration_s": round(elapsed, 2), "jobs_polled": len(ids),
+    return {"url": args.url, "clients": args.clients, "offered_rate": args.rate, "duration_s": round(elapsed, 2), "jobs_polled": len(ids),
             "submit_rate_per_s": args.submit_rate, "polls": summary("poll", poll_lat, elapsed),
             "submissions": summary("submit+cancel", submit_lat, elapsed), "statuses": dict(statuses)}
 
@@ -131,7 +148,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--key", default=os.environ.get("KERNELOPT_API_KEY"))
     p.add_argument("--create-team", action="store_true",
                    help="create a fresh team and key directly in $KERNELOPT_DATABASE_URL (same database as the server)")
-    p.add_argument("--clients", type=int, default=16, help="concurrent polling clients (closed loop)")
+    p.add_argument("--clients", type=int, default=16, help="concurrent polling clients (connections)")
+    p.add_argument("--rate", type=float, default=None,
+                   help="open loop: offer this many polls/s in all (default: closed loop, each client polls "
+                        "again as soon as it has its answer)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of load")
     p.add_argument("--jobs", type=int, default=20, help="jobs to create and poll")
     p.add_argument("--submit-rate", type=float, default=2.0, help="submissions per second alongside the polls")
@@ -158,7 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=1))
     else:
-        print(f"{result['clients']} clients, {result['duration_s']} s, {result['jobs_polled']} jobs, "
+        mode = f"open loop at {args.rate:g} polls/s" if args.rate else "closed loop"
+        print(f"{result['clients']} clients ({mode}), {result['duration_s']} s, {result['jobs_polled']} jobs, "
               f"submissions at {args.submit_rate}/s against {args.url}")
         for s in (result["polls"], result["submissions"]):
             print(f"  {s['op']:<14} {s['count']:>7} requests  {s['per_s']:8.1f}/s  p50 {s['p50_ms']:6.2f} ms  "

@@ -13,7 +13,7 @@ from pipeline.optimized_module import write_optimized_module
 from pipeline.options import JobResult
 from pipeline.report import write_json
 from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
-from profiling.strategy import fallback_cause, plan_targets
+from profiling.strategy import fallback_cause, plan_targets, required_kernel_speedup
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalContext
 from search.generator import Attempt, KernelTarget
@@ -71,8 +71,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     faster = {k: v for k, v in ranked.items() if v}
     if not faster:
         n = sum(s["passed"] for s in summaries)
-        return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none beat "
-                         "Inductor's kernels", speedup=1.0, **baseline_result)
+        return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none fast enough "
+                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl)",
+                         speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
         return _waterfall(ctx, cg, load, faster, baseline_result)
@@ -123,8 +124,9 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:
             evaluator.close()
-        wins = [a for a in result.ranked if a.kernel_ms is not None and a.baseline_kernel_ms is not None
-                and a.kernel_ms < a.baseline_kernel_ms]
+        need = required_kernel_speedup(d.share, opts.gamma)
+        wins = [a for a in result.ranked if a.kernel_ms and a.baseline_kernel_ms
+                and a.baseline_kernel_ms / a.kernel_ms >= need]
         ranked[d.name] = wins
         best = result.ranked[0] if result.ranked else None
         summaries.append({
@@ -132,6 +134,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
             "passed": sum(a.passed for a in result.attempts),
             "best_kernel_speedup": round(best.baseline_kernel_ms / best.kernel_ms, 3) if best and best.kernel_ms else None,
             "stopped_reason": result.stopped_reason,
+            "required_kernel_speedup": round(need, 4), "candidates_for_verification": len(wins),
         })
     return ranked, summaries
 

@@ -34,6 +34,16 @@ def min_share(gamma: float, noise_pct: float = 0.0) -> float:
     return 1.0 - 1.0 / need
 
 
+def required_kernel_speedup(share: float, gamma: float) -> float:
+    """Kernel speedup k that lifts the model by gamma: 1 / (1 - s + s/k) = gamma.
+
+    Candidates below it cannot pass Gate 4, so they are not sent to the
+    (expensive, whole-model) verification at all.
+    """
+    denom = 1.0 / gamma - 1.0 + share
+    return float("inf") if denom <= 0 else share / denom
+
+
 def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float,
                  searchable_kinds: tuple[str, ...] = SEARCHABLE_KINDS) -> list[TargetDecision]:
     """One decision per Triton kernel (`kernels`: name -> kind), largest share first."""
