@@ -7,10 +7,12 @@ bytes and enqueues job ids: it never imports or runs submitted code.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
@@ -62,7 +64,8 @@ class _LazyDispatcher:
 
 
 def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
-               auth_cache_ttl_s: float = 10.0, sse_poll_interval_s: float = 0.5) -> FastAPI:
+               auth_cache_ttl_s: float = 10.0, sse_poll_interval_s: float = 0.5,
+               db_threads: int | None = None) -> FastAPI:
     from storage.blobs import BlobStore
     from storage.db import make_engine, make_sessionmaker
 
@@ -129,6 +132,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.metrics = metrics
     app.state.broker_ping = broker_ping
     app.state.sse_poll_interval_s = sse_poll_interval_s
+    # Threads doing database work at once (see api.deps.in_db_thread); the pool has room for them.
+    app.state.db_limiter = anyio.CapacityLimiter(db_threads or int(os.environ.get("KERNELOPT_API_DB_THREADS", "6")))
 
     app.add_middleware(MetricsMiddleware, metrics=metrics)
 

@@ -11,7 +11,8 @@ import json
 import time
 from typing import AsyncIterator, Callable
 
-from starlette.concurrency import run_in_threadpool
+import anyio
+import anyio.to_thread
 
 POLL_INTERVAL_S = 0.5
 KEEPALIVE_S = 15.0
@@ -30,7 +31,8 @@ def format_event(data: dict, *, event: str | None = None, id: int | None = None)
 
 
 async def job_event_stream(fetch: Callable[[int], tuple[list[dict], dict | None, bool]], after: int,
-                           *, poll_interval_s: float = POLL_INTERVAL_S) -> AsyncIterator[str]:
+                           *, poll_interval_s: float = POLL_INTERVAL_S,
+                           limiter: anyio.CapacityLimiter | None = None) -> AsyncIterator[str]:
     """`fetch(after)` → (events after `after` as dicts with an "id", the job as a dict, job terminal?).
 
     `fetch` runs in the threadpool with its own short-lived session, so an open stream holds
@@ -39,7 +41,7 @@ async def job_event_stream(fetch: Callable[[int], tuple[list[dict], dict | None,
     yield f"retry: {RETRY_MS}\n\n"
     last_sent = time.monotonic()
     while True:
-        events, job, terminal = await run_in_threadpool(fetch, after)
+        events, job, terminal = await anyio.to_thread.run_sync(fetch, after, limiter=limiter)
         if job is None:  # deleted while streaming
             yield format_event({"detail": "job not found"}, event="error")
             return

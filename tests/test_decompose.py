@@ -140,7 +140,8 @@ def test_linear_gelu_is_a_gemm_template():
     k = g.kernels[step.target]
     assert (k.name, k.kind, k.heuristic) == ("triton_tem_fused_addmm_gelu_t_0", "template", "template")
     assert k.grid_type == "FixedGrid" and k.extra_launcher_args == ["_grid_0", "_grid_1", "_grid_2"]
-    assert step.grid == [256, 1, 1] and step.numels == []  # templates pass a grid, not numels
+    # templates pass a grid (its size follows the autotuned block sizes), not numels
+    assert len(step.grid) == 3 and step.grid[0] > 0 and step.grid[1:] == [1, 1] and step.numels == []
     assert "aten.addmm" in k.aten_ops
     assert step.reads == ["arg2_1", "arg0_1", "arg1_1"] and step.writes == ["buf1"]
 

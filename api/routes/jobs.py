@@ -14,7 +14,7 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, read_db
+from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, in_db_thread, read_db
 from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
 from api.sse import job_event_stream
 from api.uploads import read_submission
@@ -169,7 +169,7 @@ async def submit_job(
                     f"too many queued jobs for team {team.name!r} (limit {settings.max_queued_jobs_per_team}); "
                     f"retry after {retry} s")) from None
 
-    job, created = await run_in_threadpool(store)
+    job, created = await in_db_thread(request, store)
     if created or job.status == "queued":
         # A replayed POST of a still-queued job enqueues again: harmless (a worker claims a job only
         # once) and it repairs a submission whose first enqueue failed.
@@ -237,7 +237,7 @@ async def get_job(job_id: JobId, request: Request, team: TeamDep) -> Response:
             row = conn.execute(_GET_JOB, {"job_id": job_id, "team_id": team.id}).first()
         return job_out(row).model_dump_json() if row is not None else None
 
-    body = await run_in_threadpool(read)
+    body = await in_db_thread(request, read)
     if body is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
     return Response(body, media_type="application/json")
@@ -312,7 +312,9 @@ def job_events(
             events = [event_dict(e) for e in events_after(s, job_id, after_id)]
             return events, job_out(job).model_dump(mode="json"), terminal
 
-    return StreamingResponse(job_event_stream(fetch, start, poll_interval_s=poll), media_type="text/event-stream",
+    limiter = request.app.state.db_limiter
+    return StreamingResponse(job_event_stream(fetch, start, poll_interval_s=poll, limiter=limiter),
+                             media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
