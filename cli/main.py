@@ -1,4 +1,4 @@
-"""`kernelopt`: optimize one problem, bench a directory, re-check a result."""
+"""`kernelopt`: optimize one problem, bench a directory, re-check a result; run and use the service."""
 from __future__ import annotations
 
 import argparse
@@ -98,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
     b.add_argument("--only", default=None, help="comma-separated substrings: only problems whose path contains one")
     b.set_defaults(func=cmd_bench)
+
+    # The service's front ends; their modules import web/database packages only when run.
+    from cli import admin, serve, submit, worker
+
+    for front_end in (serve, worker, submit, admin):
+        front_end.register(sub)
     return p
 
 
