@@ -12,7 +12,6 @@ import threading
 from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
@@ -133,7 +132,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.broker_ping = broker_ping
     app.state.sse_poll_interval_s = sse_poll_interval_s
     # Threads doing database work at once (see api.deps.in_db_thread); the pool has room for them.
-    app.state.db_limiter = anyio.CapacityLimiter(db_threads or int(os.environ.get("KERNELOPT_API_DB_THREADS", "6")))
+    app.state.db_threads = db_threads or int(os.environ.get("KERNELOPT_API_DB_THREADS", "6"))
+    app.state.db_limiters = {}  # one per event loop (tests drive one app from two loops)
 
     app.add_middleware(MetricsMiddleware, metrics=metrics)
 

@@ -7,12 +7,14 @@ DispatcherDep the queue the API hands job ids to (it never runs submitted code i
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterator, TypeVar
 
+import anyio
 import anyio.to_thread
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -129,7 +131,15 @@ async def in_db_thread(request: Request, fn: Callable[..., T], *args: Any) -> T:
     microseconds of Python fight over the GIL and throughput collapses; a few threads with
     the rest of the requests waiting (cheaply, as coroutines) keep p99 low.
     """
-    return await anyio.to_thread.run_sync(fn, *args, limiter=request.app.state.db_limiter)
+    return await anyio.to_thread.run_sync(fn, *args, limiter=db_limiter(request.app))
+
+
+def db_limiter(app: Any) -> anyio.CapacityLimiter:
+    loop = asyncio.get_running_loop()
+    limiter = app.state.db_limiters.get(loop)
+    if limiter is None:
+        limiter = app.state.db_limiters[loop] = anyio.CapacityLimiter(app.state.db_threads)
+    return limiter
 
 
 async def read_db(request: Request, fn: Callable[[Session], T]) -> T:

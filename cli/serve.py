@@ -63,7 +63,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if sqlite or args.migrate:
         upgrade_database(url)
-    key = ensure_default_team(settings)
+    # The embedded default starts usable in one command; a PostgreSQL deployment gets its teams and
+    # keys from an operator (kernelopt teams create / keys create), never from a server log.
+    key = ensure_default_team(settings) if sqlite else None
     where = f"http://{args.host}:{args.port}"
     print(f"KernelOPT API on {where}  (docs {where}/docs)")
     print(f"  database: {'SQLite ' + url.split('///', 1)[-1] if sqlite else 'PostgreSQL'}")

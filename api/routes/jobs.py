@@ -14,7 +14,7 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, in_db_thread, read_db
+from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
 from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
 from api.sse import job_event_stream
 from api.uploads import read_submission
@@ -282,7 +282,7 @@ def event_dict(ev: Any) -> dict:
             responses={**AUTH, **NOT_FOUND, 200: {"content": {"text/event-stream": {}}, "description": (
                 "`id:` is the event id (resume with Last-Event-ID or ?after=); `event:` is the kind; "
                 "a final `end` event carries the job once it is terminal")}})
-def job_events(
+async def job_events(
     request: Request, job_id: JobId, team: TeamDep,
     after: Annotated[int | None, Query(ge=0, le=2**62, description="resume after this event id")] = None,
     last_event_id: Annotated[str | None, Header(max_length=32)] = None,
@@ -290,8 +290,8 @@ def job_events(
     from service.jobs import events_after, get_job
 
     factory = request.app.state.read_sessionmaker
-    with factory() as session:  # not SessionDep: a stream must not hold a connection while it lasts
-        _get_or_404(session, team, job_id)
+    # not SessionDep: a stream must not hold a connection while it lasts
+    await read_db(request, lambda session: _get_or_404(session, team, job_id))
     start = after or 0
     if last_event_id is not None and last_event_id.strip():
         try:
@@ -312,7 +312,7 @@ def job_events(
             events = [event_dict(e) for e in events_after(s, job_id, after_id)]
             return events, job_out(job).model_dump(mode="json"), terminal
 
-    limiter = request.app.state.db_limiter
+    limiter = db_limiter(request.app)
     return StreamingResponse(job_event_stream(fetch, start, poll_interval_s=poll, limiter=limiter),
                              media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
