@@ -24,6 +24,21 @@ Out = TypeVar("Out")
 _env_lock = threading.Lock()
 
 
+def _start_with_env(proc, env: dict[str, str] | None) -> None:
+    """Start `proc` with `env` added to the environment it copies at start."""
+    with _env_lock:
+        saved = {k: os.environ.get(k) for k in (env or {})}
+        os.environ.update(env or {})
+        try:
+            proc.start()
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 @dataclass
 class ChildError(Exception):
     """A stage's child process did not return a result."""
@@ -69,17 +84,7 @@ def run_in_child(
     ctx = mp.get_context("spawn")
     parent_conn, child_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(child_conn, fn, arg), daemon=False)
-    with _env_lock:
-        saved = {k: os.environ.get(k) for k in (env or {})}
-        os.environ.update(env or {})
-        try:
-            proc.start()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+    _start_with_env(proc, env)
     child_conn.close()
     try:
         if not parent_conn.poll(timeout_s):
@@ -150,17 +155,7 @@ class ChildSession:
         ctx = mp.get_context("spawn")
         self._conn, child_conn = ctx.Pipe(duplex=True)
         proc = ctx.Process(target=_session_main, args=(child_conn,), daemon=True)
-        with _env_lock:
-            saved = {k: os.environ.get(k) for k in self.env}
-            os.environ.update(self.env)
-            try:
-                proc.start()
-            finally:
-                for k, v in saved.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
+        _start_with_env(proc, self.env)
         child_conn.close()
         self._proc = proc
 

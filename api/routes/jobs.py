@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 import logging
+import mimetypes
 import os
 import re
-import mimetypes
 from dataclasses import fields as dc_fields
 from datetime import datetime, timezone
 from typing import Annotated, Any, get_args, get_origin

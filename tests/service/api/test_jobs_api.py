@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.service.api.conftest import ScriptedWorker, make_api
+from tests.service.api.conftest import make_api
 
 
 # ---------------------------------------------------------------- auth and scoping
