@@ -39,7 +39,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
     options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget)
     print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
-    result = run_job(problem, workdir, options, on_event=None if args.json else _print_event)
+    result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,
+                     weights_path=args.weights)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -54,7 +55,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from pipeline.check import CheckRequest, run_check
 
-    result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision))
+    result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, weights=args.weights))
     print(json.dumps(result, indent=1) if args.json else result["summary"])
     return 0 if result["passed"] else 1
 
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
     o.add_argument("--precision", default="strict", choices=["strict", "tf32"])
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
+    o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")
     o.set_defaults(func=cmd_optimize)
 
@@ -87,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("optimized")
     c.add_argument("problem")
     c.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    c.add_argument("--weights", help="the safetensors file the job was given, if any")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
 

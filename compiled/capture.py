@@ -33,6 +33,7 @@ class CaptureRequest:
     dtype: str = "fp32"
     device: str = "cuda"
     input_seed: int = 0
+    weights: str | None = None  # safetensors file loaded into the model
 
 
 def inductor_mode_options() -> dict:
@@ -54,7 +55,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     workdir.mkdir(parents=True, exist_ok=True)
     dtype = dtype_from_name(req.dtype)
     mod = import_problem(req.problem_path)
-    model = build_model(mod, req.device, dtype)
+    model = build_model(mod, req.device, dtype, weights=req.weights)
     inputs = make_inputs(mod, req.input_seed, req.device, dtype)
 
     graphs: list[dict] = []

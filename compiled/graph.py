@@ -8,6 +8,7 @@ from pathlib import Path
 MODULE_FILE = "baseline_module.py"
 CAPTURE_FILE = "capture.json"
 TENSORS_FILE = "capture_tensors.pt"
+WEIGHTS_FILE = "weights.safetensors"  # the job's weights, when given
 
 
 @dataclass

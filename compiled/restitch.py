@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiled import runtime
-from compiled.graph import CapturedGraph
+from compiled.graph import WEIGHTS_FILE, CapturedGraph
 from load.problem import build_model, dtype_from_name, import_problem, make_inputs
 
 
@@ -57,9 +57,15 @@ class ModelContext:
         return self._problem
 
     @property
+    def weights(self) -> Path | None:
+        """The job's weights, kept in its workdir (pipeline.job copies them there)."""
+        path = Path(self.workdir) / WEIGHTS_FILE
+        return path if path.exists() else None
+
+    @property
     def model(self):
         if self._model is None:
-            self._model = build_model(self.problem, self.device, dtype_from_name(self.dtype))
+            self._model = build_model(self.problem, self.device, dtype_from_name(self.dtype), weights=self.weights)
         return self._model
 
     def inputs(self, seed: int) -> list:

@@ -101,8 +101,13 @@ def make_inputs(mod: types.ModuleType, seed: int, device: str, dtype) -> list:
     return [_to_device(x, device, dtype) for x in inputs]
 
 
-def build_model(mod: types.ModuleType, device: str, dtype, seed: int = MODEL_SEED):
-    """`Model(*get_init_inputs())` built under `seed`, on `device` in `dtype`."""
+def build_model(mod: types.ModuleType, device: str, dtype, seed: int = MODEL_SEED,
+                weights: str | Path | None = None):
+    """`Model(*get_init_inputs())` built under `seed`, on `device` in `dtype`.
+
+    With `weights` (a safetensors file), its tensors are loaded into the model
+    (strict: every parameter and buffer must be there, with the right shapes).
+    """
     import torch
 
     model_cls = _require(mod, "Model", "the model file")
@@ -114,7 +119,23 @@ def build_model(mod: types.ModuleType, device: str, dtype, seed: int = MODEL_SEE
         raise ProblemError(f"Model(*get_init_inputs()) raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(model, torch.nn.Module):
         raise ProblemError("Model is not an nn.Module")
+    if weights is not None:
+        load_weights(model, weights)
     return model.to(device=device, dtype=dtype)
+
+
+def load_weights(model, path: str | Path) -> None:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        state = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise ProblemError(f"the weights file is not a readable safetensors file: {exc}") from exc
+    try:
+        model.load_state_dict(state, strict=True)
+    except RuntimeError as exc:
+        raise ProblemError(f"the weights do not fit the model: {exc}") from exc
 
 
 def output_leaves(out: Any) -> list:

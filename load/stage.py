@@ -21,6 +21,7 @@ class LoadRequest:
     problem_path: str
     dtype: str = "fp32"
     device: str = "cuda"
+    weights: str | None = None  # safetensors file loaded into the model
 
 
 @dataclass
@@ -49,7 +50,7 @@ def load_problem(req: LoadRequest) -> LoadResult:
     n_params = 0
 
     if kind == "model":
-        model = build_model(mod, req.device, dtype)
+        model = build_model(mod, req.device, dtype, weights=req.weights)
         n_params = sum(p.numel() for p in model.parameters())
         run = lambda: model(*inputs)  # noqa: E731
     else:

@@ -20,6 +20,7 @@ class CheckRequest:
     precision: str = "strict"
     seeds: list[int] = field(default_factory=lambda: list(CHECK_SEEDS))
     dtype: str = "fp32"
+    weights: str | None = None  # the job's weights (safetensors), when it had any
 
 
 def _check(req: CheckRequest) -> dict:
@@ -38,7 +39,7 @@ def _check(req: CheckRequest) -> dict:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     per_seed = []
     if kind == "model":
-        model = build_model(problem, device, dtype)
+        model = build_model(problem, device, dtype, weights=req.weights)
         torch.manual_seed(MODEL_SEED)
         new = optimized.ModelNew(*getattr(problem, "get_init_inputs", lambda: [])()).to(device=device, dtype=dtype)
         new.load_state_dict(model.state_dict())

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from isolation import ChildError, run_in_child
+from compiled.graph import WEIGHTS_FILE
 from load.problem import ProblemError
 from load.stage import LoadRequest, LoadResult, load_problem
 from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe_device
@@ -51,6 +52,7 @@ class JobContext:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     report: dict = field(default_factory=dict)
     device: Optional[DeviceInfo] = None
+    weights: Optional[str] = None  # the job's copy of the weights file
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -103,15 +105,20 @@ class JobContext:
 
 
 def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None = None,
-            on_event: Optional[EventSink] = None, should_cancel: Optional[CancelCheck] = None) -> JobResult:
+            on_event: Optional[EventSink] = None, should_cancel: Optional[CancelCheck] = None,
+            weights_path: str | Path | None = None) -> JobResult:
     """Run one optimization job; always returns a JobResult and writes report.json.
 
     `failed` is for a submission that cannot be run (with the reason); every
     other ending deploys either the verified optimized model or the compiler's.
+    `weights_path`: a safetensors file loaded into the model (model mode).
     """
     options = options or JobOptions()
     ctx = JobContext(str(Path(problem_path).resolve()), Path(workdir).resolve(), options, on_event, should_cancel)
     shutil.copyfile(ctx.problem_path, ctx.workdir / "problem.py")
+    if weights_path is not None:
+        shutil.copyfile(weights_path, ctx.workdir / WEIGHTS_FILE)
+        ctx.weights = str(ctx.workdir / WEIGHTS_FILE)
     ctx.report = {"problem": {"path": ctx.problem_path, "name": Path(problem_path).stem},
                   "options": options.to_dict()}
     try:
@@ -151,7 +158,8 @@ def _run(ctx: JobContext) -> JobResult:
         interpreter = not ctx.device.cuda
         device = "cpu" if interpreter else "cuda"
         env = {"TRITON_INTERPRET": "1"} if interpreter else None
-        load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device),
+        load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
+                                                               ctx.weights),
                                      limit_s=300, what="loading the problem", env=env)
         ctx.report["load"] = load
         ctx.emit("load", "progress", f"{load.kind} problem {load.name}: outputs {load.output_shapes}",

@@ -8,7 +8,7 @@ from compiled.capture import CaptureRequest, capture_model
 from compiled.decompose import KernelGraph, decompose
 from compiled.graph import CapturedGraph
 from load.stage import LoadResult
-from pipeline.job import JobContext, JobFallback
+from pipeline.job import JobCancelled, JobContext, JobFallback
 from pipeline.optimized_module import write_optimized_module
 from pipeline.options import JobResult
 from pipeline.report import write_json
@@ -28,7 +28,8 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     opts = ctx.options
     with ctx.stage("compile", "torch.compile (Inductor, max-autotune, no CUDA graphs) and capture"):
         cg: CapturedGraph = ctx.child(
-            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, "cuda"),
+            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, "cuda",
+                                          weights=ctx.weights),
             limit_s=1200, what="compiling the model")
         ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
         ctx.report["context_timings"] = dict(cg.context_ms)
@@ -146,8 +147,13 @@ def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Att
     verdicts: dict[tuple, dict] = {}
     trace: list[str] = []
 
+    cancelled = []
+
     def evaluate(combination: dict[str, str]) -> tuple[bool, float]:
-        ctx.check_cancel()
+        # The waterfall records an exception as a failed evaluation; a cancel must end the job.
+        if ctx.should_cancel is not None and ctx.should_cancel():
+            cancelled.append(True)
+            return False, 0.0
         replacements = {k: sources[cid] for k, cid in combination.items()}
         req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
                               rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
@@ -167,6 +173,8 @@ def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Att
 
     ranked_ids = {k: [a.candidate.id for a in v] for k, v in ranked.items()}
     wf = select_combination(ranked_ids, evaluate)
+    if cancelled:
+        raise JobCancelled("cancelled")
     ctx.report["waterfall"] = trace
     chosen = dict(wf.combination or {})
     if chosen:

@@ -55,3 +55,31 @@ def test_kernel_file_is_recognised_and_checked():
     result = _load(KERNELS / "add_relu_kernel.py")
     assert result.kind == "kernel"
     assert result.output_shapes == [[1 << 16]]
+
+
+def test_weights_are_loaded_into_the_model(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from load.problem import build_model, import_problem
+
+    mod = import_problem(PROBLEMS / "linear_gelu.py")
+    state = {"fc.weight": torch.full((1024, 512), 0.25), "fc.bias": torch.arange(1024, dtype=torch.float32)}
+    save_file(state, tmp_path / "w.safetensors")
+    model = build_model(mod, "cpu", torch.float32, weights=tmp_path / "w.safetensors")
+    assert torch.equal(model.fc.weight, state["fc.weight"]) and torch.equal(model.fc.bias, state["fc.bias"])
+
+
+def test_weights_that_do_not_fit_are_a_clear_error(tmp_path):
+    import torch
+    from safetensors.torch import save_file
+
+    from load.problem import build_model, import_problem
+
+    mod = import_problem(PROBLEMS / "linear_gelu.py")
+    save_file({"fc.weight": torch.zeros(3, 3)}, tmp_path / "w.safetensors")
+    with pytest.raises(ProblemError, match="the weights do not fit the model"):
+        build_model(mod, "cpu", torch.float32, weights=tmp_path / "w.safetensors")
+    (tmp_path / "junk.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(ProblemError, match="not a readable safetensors file"):
+        build_model(mod, "cpu", torch.float32, weights=tmp_path / "junk.safetensors")

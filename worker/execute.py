@@ -116,6 +116,7 @@ class EngineRequest:
     options: dict
     cancel_file: str
     parent_pid: int
+    weights_path: str | None = None
 
 
 def _run_engine(req: EngineRequest) -> dict:
@@ -126,7 +127,7 @@ def _run_engine(req: EngineRequest) -> dict:
 
     cancel = Path(req.cancel_file)
     result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
-                     should_cancel=cancel.exists)
+                     should_cancel=cancel.exists, weights_path=req.weights_path)
     return result.to_dict()
 
 
@@ -372,8 +373,10 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
     result: dict | None = None
     engine_error: str | None = None
     try:
+        weights = input_dir / "weights.safetensors"
         result = run_in_child(_run_engine, EngineRequest(str(problem_path), str(workdir), options, str(cancel_file),
-                                                         os.getpid()), timeout_s=limit, env=child_env)
+                                                         os.getpid(), str(weights) if weights.exists() else None),
+                              timeout_s=limit, env=child_env)
     except ChildError as exc:
         if exc.kind == "timeout":
             result = JobResult("fallback", f"timeout: the job did not finish within its time limit of {limit:.0f} s "
