@@ -2,14 +2,20 @@
 plus a trickle of submissions (each cancelled right away so the team's queue never fills),
 against a running server on loopback. Reports throughput and p50/p90/p99 latency.
 
-    # a server on PostgreSQL (2 uvicorn workers; the Celery broker is only needed for >1 worker)
-    KERNELOPT_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/kernelopt \\
+    # a server on PostgreSQL (2 uvicorn workers; more than one worker needs the broker configured)
+    export KERNELOPT_DATABASE_URL=postgresql+psycopg://postgres@127.0.0.1:5432/kernelopt
     KERNELOPT_BROKER_URL=redis://127.0.0.1:6379/0 kernelopt serve --workers 2 --migrate &
-    # a team and key straight in that database, then 20 s of load: 500 polls/s offered by 16 httpx
-    # clients + 2 submissions/s (each cancelled at once)
-    KERNELOPT_DATABASE_URL=... python benchmarks/load_api.py --create-team
+    # a fresh team and key straight in that database, then 20 s of load: 500 polls/s offered by
+    # 16 httpx clients in 2 processes, + 2 submissions/s
+    python benchmarks/load_api.py --create-team --url http://127.0.0.1:8000
     # closed loop (each client polls again as soon as it is answered): the saturation throughput
-    KERNELOPT_DATABASE_URL=... python benchmarks/load_api.py --create-team --rate 0 --clients 8
+    python benchmarks/load_api.py --create-team --rate 0 --clients 8
+
+Open loop (the default): poll i is due at start + i/rate and its latency counts from that due
+time, so a server (or client) falling behind shows in the percentiles (no coordinated omission).
+On a 2-core machine the load generator shares the CPU with the server: httpx costs ~1 ms of CPU
+per request, so one client process saturates its own event loop near 500/s; --procs spreads the
+clients over processes, and --client raw uses a minimal HTTP/1.1 client to measure the server alone.
 
 Target (issue 3): >= 500 polls/s at p99 < 50 ms on a 2-core machine with PostgreSQL.
 """
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import multiprocessing
 import os
 import random
 import statistics
@@ -37,8 +44,7 @@ def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
     s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(q / 100 * (len(s) - 1)))))
-    return s[k]
+    return s[min(len(s) - 1, max(0, int(round(q / 100 * (len(s) - 1)))))]
 
 
 def summary(name: str, latencies: list[float], seconds: float) -> dict:
@@ -65,22 +71,20 @@ def create_team_key(database_url: str) -> str:
 class RawHttpConnection:
     """A minimal HTTP/1.1 keep-alive GET client on asyncio streams (for `--client raw`).
 
-    httpx costs about 1 ms of CPU per request; on a 2-core machine where the load generator
-    shares the CPU with the server, that measures the client. This one costs a few tens of
-    microseconds, so the numbers are the server's. Real sockets, real HTTP, one connection per
-    simulated client.
+    Real sockets and real HTTP, one connection per simulated client, a few tens of microseconds
+    of CPU per request: on a shared 2-core machine the numbers are then the server's.
     """
 
     def __init__(self, url: str, key: str):
         u = httpx.URL(url)
         self.host, self.port = u.host, u.port or 80
-        self.auth = f"Authorization: Bearer {key}\r\nHost: {self.host}\r\n".encode()
+        self.head = f"Authorization: Bearer {key}\r\nHost: {self.host}\r\n".encode()
         self.reader = self.writer = None
 
     async def get(self, path: str) -> int:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        self.writer.write(b"GET " + path.encode() + b" HTTP/1.1\r\n" + self.auth + b"\r\n")
+        self.writer.write(b"GET " + path.encode() + b" HTTP/1.1\r\n" + self.head + b"\r\n")
         head = await self.reader.readuntil(b"\r\n\r\n")
         status = int(head[9:12])
         length = 0
@@ -95,39 +99,45 @@ class RawHttpConnection:
         return status
 
 
-async def run(args) -> dict:
-    headers = {"Authorization": f"Bearer {args.key}"}
-    limits = httpx.Limits(max_connections=args.clients + 4, max_keepalive_connections=args.clients + 4)
+def setup_jobs(args) -> list[str]:
+    """Jobs to poll, cancelled at once so that no worker runs them during the measurement."""
     source = KERNEL.read_bytes()
-    async with httpx.AsyncClient(base_url=args.url, headers=headers, limits=limits, timeout=30) as client:
-        # jobs to poll
-        ids = []
+    ids = []
+    with httpx.Client(base_url=args.url, headers={"Authorization": f"Bearer {args.key}"}, timeout=30) as c:
         for i in range(args.jobs):
-            r = await client.post("/v1/jobs", files={"file": (KERNEL.name, source + f"\n# {i}\n".encode())},
-                                  data={"tag": "load", "options": "{}"})
+            r = c.post("/v1/jobs", files={"file": (KERNEL.name, source + f"\n# {uuid.uuid4()} {i}\n".encode())},
+                       data={"tag": "load", "options": "{}"})
             r.raise_for_status()
             ids.append(r.json()["id"])
-            await client.post(f"/v1/jobs/{ids[-1]}/cancel")  # keep the worker pool out of the measurement
-        # warm-up (connections, caches)
-        await asyncio.gather(*(client.get(f"/v1/jobs/{ids[i % len(ids)]}") for i in range(args.clients * 4)))
+            c.post(f"/v1/jobs/{ids[-1]}/cancel")
+    return ids
 
-        poll_lat: list[float] = []
-        submit_lat: list[float] = []
-        statuses: Counter = Counter()
-        stop_at = time.perf_counter() + args.duration
 
-        schedule = {"next": 0}
+async def load_part(args, ids: list[str], part: int, parts: int, start_wall: float) -> dict:
+    """One process's share: clients/parts pollers at rate/parts (+ the submitter in part 0)."""
+    clients = max(1, args.clients // parts + (1 if part < args.clients % parts else 0))
+    rate = args.rate / parts if args.rate else 0.0
+    headers = {"Authorization": f"Bearer {args.key}"}
+    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+    source = KERNEL.read_bytes()
+    poll_lat: list[float] = []
+    submit_lat: list[float] = []
+    statuses: Counter = Counter()
+    async with httpx.AsyncClient(base_url=args.url, headers=headers, limits=limits, timeout=30) as client:
+        await asyncio.gather(*(client.get(f"/v1/jobs/{ids[i % len(ids)]}") for i in range(clients * 4)))  # warm up
+        await asyncio.sleep(max(0.0, start_wall - time.time()))
         begin = time.perf_counter()
+        stop_at = begin + args.duration
+        offset = part / args.rate if args.rate else 0.0  # parts interleave their schedules
+        schedule = {"next": 0}
 
         async def poller(seed: int) -> None:
             rnd = random.Random(seed)
             raw = RawHttpConnection(args.url, args.key) if args.client == "raw" else None
             while time.perf_counter() < stop_at:
                 job_id = rnd.choice(ids)
-                if args.rate:
-                    # Open loop: request i is due at begin + i/rate. Latency counts from the due time,
-                    # so a server falling behind shows up in the percentiles (no coordinated omission).
-                    due = begin + schedule["next"] / args.rate
+                if rate:
+                    due = begin + offset + schedule["next"] / rate
                     schedule["next"] += 1
                     if due >= stop_at:
                         break
@@ -141,8 +151,7 @@ async def run(args) -> dict:
                     if raw is not None:
                         code = await raw.get(f"/v1/jobs/{job_id}")
                     else:
-                        r = await client.get(f"/v1/jobs/{job_id}")
-                        code = r.status_code
+                        code = (await client.get(f"/v1/jobs/{job_id}")).status_code
                 except (httpx.HTTPError, OSError, asyncio.IncompleteReadError) as exc:
                     code = type(exc).__name__
                     raw = RawHttpConnection(args.url, args.key) if raw is not None else None
@@ -151,8 +160,8 @@ async def run(args) -> dict:
 
         async def submitter() -> None:
             interval = 1.0 / args.submit_rate
-            n = 0
             next_at = time.perf_counter()
+            n = 0
             while time.perf_counter() < stop_at:
                 n += 1
                 t0 = time.perf_counter()
@@ -171,16 +180,43 @@ async def run(args) -> dict:
                 next_at += interval
                 await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
 
-        started = time.perf_counter()
-        tasks = [poller(i) for i in range(args.clients)]
-        if args.submit_rate > 0:
+        tasks = [poller(part * 1000 + i) for i in range(clients)]
+        if part == 0 and args.submit_rate > 0:
             tasks.append(submitter())
         await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - started
-    return {"url": args.url, "clients": args.clients, "client": args.client, "offered_rate": args.rate,
-            "duration_s": round(elapsed, 2), "jobs_polled": len(ids),
-            # open loop: the polls due in the window, over the window (stragglers' extra time aside)
+        elapsed = time.perf_counter() - begin
+    return {"poll_lat": poll_lat, "submit_lat": submit_lat, "statuses": dict(statuses), "elapsed": elapsed}
+
+
+def _run_part(args, ids, part, parts, start_wall) -> dict:
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:
+        pass
+    return asyncio.run(load_part(args, ids, part, parts, start_wall))
+
+
+def run(args) -> dict:
+    ids = setup_jobs(args)
+    start_wall = time.time() + 2.0 + 0.5 * args.procs  # every process warmed up and waiting
+    jobs = [(args, ids, part, args.procs, start_wall) for part in range(args.procs)]
+    if args.procs == 1:
+        parts = [_run_part(*jobs[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(args.procs) as pool:
+            parts = pool.starmap(_run_part, jobs)
+    poll_lat = [x for p in parts for x in p["poll_lat"]]
+    submit_lat = [x for p in parts for x in p["submit_lat"]]
+    statuses: Counter = Counter()
+    for p in parts:
+        statuses.update(p["statuses"])
+    elapsed = max(p["elapsed"] for p in parts)
+    return {"url": args.url, "clients": args.clients, "procs": args.procs, "client": args.client,
+            "offered_rate": args.rate or None, "duration_s": round(elapsed, 2), "jobs_polled": len(ids),
             "submit_rate_per_s": args.submit_rate,
+            # open loop: the polls due in the window, over the window
             "polls": summary("poll", poll_lat, args.duration if args.rate else elapsed),
             "submissions": summary("submit+cancel", submit_lat, elapsed), "statuses": dict(statuses)}
 
@@ -190,15 +226,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--url", default=os.environ.get("KERNELOPT_URL", "http://127.0.0.1:8000"))
     p.add_argument("--key", default=os.environ.get("KERNELOPT_API_KEY"))
     p.add_argument("--create-team", action="store_true",
-                   help="create a fresh team and key directly in $KERNELOPT_DATABASE_URL (same database as the server)")
-    p.add_argument("--clients", type=int, default=16, help="concurrent polling clients (connections)")
+                   help="create a fresh team and key directly in $KERNELOPT_DATABASE_URL (the server's database)")
+    p.add_argument("--clients", type=int, default=16, help="concurrent polling clients (connections), in all")
+    p.add_argument("--procs", type=int, default=2, help="client processes the clients are spread over")
     p.add_argument("--rate", type=float, default=500.0,
-                   help="open loop: offer this many polls/s in all (default 500, the target); 0 = closed loop, "
-                        "each client polls again as soon as it has its answer (the saturation throughput)")
+                   help="open loop: polls/s offered in all (default 500, the target); 0 = closed loop, each "
+                        "client polls again as soon as it has its answer (the saturation throughput)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds of load")
     p.add_argument("--client", choices=["httpx", "raw"], default="httpx",
-                   help="HTTP client of the polls: httpx (default) or a minimal asyncio-streams HTTP/1.1 "
-                        "client that leaves the shared CPU to the server (submissions always use httpx)")
+                   help="HTTP client of the polls: httpx (default) or a minimal asyncio-streams HTTP/1.1 client "
+                        "that leaves the shared CPU to the server (submissions always use httpx)")
     p.add_argument("--jobs", type=int, default=20, help="jobs to create and poll")
     p.add_argument("--submit-rate", type=float, default=2.0, help="submissions per second alongside the polls")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -212,13 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         args.key = create_team_key(db)
     if not args.key:
         p.error("give --key, KERNELOPT_API_KEY, or --create-team")
-    try:
-        import uvloop
-
-        uvloop.install()
-    except ImportError:
-        pass
-    result = asyncio.run(run(args))
+    args.procs = max(1, min(args.procs, args.clients))
+    result = run(args)
     polls = result["polls"]
     errors = sum(n for k, n in result["statuses"].items() if k.startswith("poll ") and k != "poll 200")
     result["poll_errors"] = errors
@@ -227,8 +259,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(result, indent=1))
     else:
         mode = f"open loop at {args.rate:g} polls/s" if args.rate else "closed loop"
-        print(f"{result['clients']} {args.client} clients ({mode}), {result['duration_s']} s, {result['jobs_polled']} jobs, "
-              f"submissions at {args.submit_rate}/s against {args.url}")
+        print(f"{args.clients} {args.client} clients in {args.procs} process(es), {mode}, {result['duration_s']} s, "
+              f"{result['jobs_polled']} jobs, submissions at {args.submit_rate:g}/s, against {args.url}")
         for s in (result["polls"], result["submissions"]):
             print(f"  {s['op']:<14} {s['count']:>7} requests  {s['per_s']:8.1f}/s  p50 {s['p50_ms']:6.2f} ms  "
                   f"p90 {s['p90_ms']:6.2f} ms  p99 {s['p99_ms']:6.2f} ms  max {s['max_ms']:7.2f} ms")
