@@ -20,6 +20,7 @@ how to start them (scripts/services-up; scripts/test does it for you).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from typing import NamedTuple
@@ -31,13 +32,17 @@ REDIS_BASE = os.environ.get("KERNELOPT_TEST_REDIS", "redis://127.0.0.1:6379")
 DOWN_HINT = "start them with scripts/services-up (scripts/test does this before running the tests)"
 
 
-@pytest.fixture(scope="session")
-def pg_url():
+@contextlib.contextmanager
+def fresh_postgres_database(prefix: str, on_drop=None):
+    """A new, uniquely named PostgreSQL database migrated to head; dropped afterwards.
+
+    `on_drop(url)` runs first at teardown (to dispose of engines bound to it).
+    """
     import psycopg
 
     from storage.db import upgrade_database
 
-    name = f"kernelopt_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    name = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     try:
         admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as e:
@@ -49,8 +54,15 @@ def pg_url():
             upgrade_database(url)
             yield url
         finally:
-            _dispose_engine(url)
+            if on_drop is not None:
+                on_drop(url)
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_url():
+    with fresh_postgres_database("kernelopt_test", on_drop=_dispose_engine) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

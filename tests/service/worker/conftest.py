@@ -32,28 +32,16 @@ UNIMPORTABLE = (b"import kernelopt_no_such_module_xyz\n\n"
 
 @pytest.fixture(scope="module")
 def worker_db_url():
-    import psycopg
+    from tests.service.conftest import fresh_postgres_database
 
-    from storage.db import upgrade_database
-    from tests.service.conftest import DOWN_HINT, PG_ADMIN
+    def dispose(url: str) -> None:
+        from worker.execute import _factories
 
-    name = f"kernelopt_worker_test_{os.getpid()}_{uuid.uuid4().hex[:8]}"
-    try:
-        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as e:
-        pytest.fail(f"PostgreSQL is not reachable at {PG_ADMIN}: {e}\n{DOWN_HINT}", pytrace=False)
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        url = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+psycopg://", 1) + "/" + name
-        try:
-            upgrade_database(url)
-            yield url
-        finally:
-            from worker.execute import _factories
+        for key in [k for k in _factories if k[1] == url]:
+            _factories.pop(key).kw["bind"].dispose()
 
-            for key in [k for k in _factories if k[1] == url]:
-                _factories.pop(key).kw["bind"].dispose()
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with fresh_postgres_database("kernelopt_worker_test", on_drop=dispose) as url:
+        yield url
 
 
 @pytest.fixture
