@@ -58,9 +58,12 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         write_json(ctx.workdir / "profile.json", prof)
         decisions = plan_targets(kernels, prof, opts.gamma)
         ctx.report["targets"] = decisions
+    # Inductor's own code may already compute in reduced precision (e.g. a TF32 template).
+    base_markers = reduced_precision_markers(Path(cg.module_path).read_text())
+    ctx.report["baseline_reduced_precision"] = base_markers
     baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
-                           noise_pct=prof.noise_pct)
-    _write_artifacts(ctx, cg, {})
+                           noise_pct=prof.noise_pct, reduced_precision=bool(base_markers))
+    _write_artifacts(ctx, cg, graph, {})
     cause = fallback_cause(prof, decisions, opts.gamma)
     if cause:
         code = cause.split(":")[0].replace(" ", "-")
@@ -77,7 +80,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                          speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
-        return _waterfall(ctx, cg, load, faster, baseline_result)
+        return _waterfall(ctx, cg, graph, load, faster, baseline_result)
 
 
 def _target(cg: CapturedGraph, graph: KernelGraph, name: str, share: float) -> KernelTarget:
@@ -140,7 +143,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
     return ranked, summaries
 
 
-def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Attempt]],
+def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked: dict[str, list[Attempt]],
                baseline_result: dict) -> JobResult:
     opts = ctx.options
     sources = {a.candidate.id: a.candidate.source for attempts in ranked.values() for a in attempts}
@@ -176,24 +179,30 @@ def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Att
     if cancelled:
         raise JobCancelled("cancelled")
     ctx.report["waterfall"] = trace
+    ctx.report["waterfall_steps"] = wf.to_dict()
     chosen = dict(wf.combination or {})
     if chosen:
         v = verdicts[tuple(sorted(chosen.items()))]
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
-        _write_artifacts(ctx, cg, replacements)
+        _write_artifacts(ctx, cg, graph, replacements)
         markers = [m for src in replacements.values() for m in reduced_precision_markers(src)]
+        ctx.report["deployed_reduced_precision"] = markers
         return JobResult(
             "optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
             f"{len(chosen)} kernel(s) replaced; Gate 3 {g3.metrics.get('branch')}, rho {g3.metrics.get('rho')}",
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
-            reduced_precision=bool(markers))
+            reduced_precision=bool(markers) or baseline_result["reduced_precision"])
     # Nothing deployable: matched if correct candidates were within the noise, else fallback.
     g4s = [v["gate4"] for v in verdicts.values() if "gate4" in v]
-    if g4s and any(g.metrics.get("within_noise") for g in g4s):
-        return JobResult("matched", "correct candidates were within the measurement noise of the baseline; "
-                         "the compiler baseline is kept", speedup=1.0, **baseline_result)
+    within = [g for g in g4s if g.metrics.get("within_noise")]
+    if within:
+        best = max(within, key=lambda g: g.metrics.get("speedup", 0.0))
+        return JobResult("matched", f"within-noise: the best correct combination ran "
+                         f"{best.metrics.get('speedup', 0.0):.4f}x, within the measured noise "
+                         f"({best.metrics.get('noise_pct', 0.0):.2f}%); the compiler baseline is kept",
+                         speedup=1.0, **baseline_result)
     if g4s:
         best = max(g.metrics.get("speedup", 0.0) for g in g4s)
         return JobResult("fallback", f"performance-gate: best correct combination {best:.3f}x < gamma "
@@ -202,11 +211,10 @@ def _waterfall(ctx: JobContext, cg, load: LoadResult, ranked: dict[str, list[Att
                      **baseline_result)
 
 
-def _write_artifacts(ctx: JobContext, cg: CapturedGraph, replacements: dict[str, str]) -> None:
+def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, replacements: dict[str, str]) -> None:
     header = (f"KernelOPT optimized module for {Path(ctx.problem_path).name}: "
               f"{len(replacements)} kernel(s) replaced ({', '.join(replacements) or 'the compiler baseline'}).")
     write_optimized_module(ctx.workdir / "optimized_module.py", cg, ctx.problem_path, replacements, header)
-    graph = decompose(Path(cg.module_path).read_text())
     for p in ctx.workdir.glob("diff_*.diff"):
         p.unlink()
     for name, src in replacements.items():
