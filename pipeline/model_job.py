@@ -26,9 +26,12 @@ from verify.waterfall import select_combination
 
 def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     opts = ctx.options
+    # Model mode searches Triton kernels, so it runs on a GPU; Inductor's CPU backend
+    # (C++ kernels, no Triton) still exercises capture, decompose, profile and report.
+    device = "cuda" if ctx.device is None or ctx.device.cuda else "cpu"
     with ctx.stage("compile", "torch.compile (Inductor, max-autotune, no CUDA graphs) and capture"):
         cg: CapturedGraph = ctx.child(
-            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, "cuda",
+            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, device,
                                           weights=ctx.weights),
             limit_s=1200, what="compiling the model")
         ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
@@ -52,7 +55,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("profile", "baseline profile (torch.profiler; no ncu)"):
         prof: BaselineProfile = ctx.child(
-            profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype),
+            profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device),
             limit_s=600, what="profiling the baseline")
         ctx.report["profile"] = prof
         write_json(ctx.workdir / "profile.json", prof)

@@ -1,0 +1,49 @@
+"""Model mode's stages after loading, on Inductor's CPU backend.
+
+On the CPU Inductor emits C++ kernels and no Triton: the job must go through
+capture, decompose, profile and strategy, end in a fallback with the cause
+"no Triton kernels", and still write every artifact (the deployed model is the
+compiler's). The Triton search and Gates 3-4 on a model run in the GPU suite.
+"""
+import importlib.util
+import json
+from pathlib import Path
+
+import torch
+
+from load.stage import LoadRequest, load_problem
+from pipeline.device import DeviceInfo
+from pipeline.job import JobContext
+from pipeline.model_job import run_model_job
+from pipeline.options import JobOptions
+
+PROBLEM = Path(__file__).parent / "testdata" / "problems" / "layernorm_residual.py"
+
+
+def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
+    ctx = JobContext(str(PROBLEM), tmp_path, JobOptions(time_budget_s=600))
+    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__,
+                            triton_version="", ncu=False)
+    load = load_problem(LoadRequest(str(PROBLEM), device="cpu"))
+    try:
+        result = run_model_job(ctx, load)
+    finally:
+        ctx.close()
+    assert result.outcome == "fallback"
+    assert result.cause.startswith("no Triton kernels")
+    assert result.speedup == 1.0 and result.baseline_ms > 0
+    for name in ("baseline_module.py", "capture.json", "optimized_module.py", "profile.json"):
+        assert (tmp_path / name).exists(), name
+    assert ctx.report["graph"]["triton_kernels"] == {}
+    assert json.loads((tmp_path / "capture.json").read_text())["restitch_bit_exact"] is True
+
+    spec = importlib.util.spec_from_file_location("deployed_under_test", tmp_path / "optimized_module.py")
+    deployed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(deployed)
+    torch.manual_seed(0)
+    model = deployed.Model(*deployed.get_init_inputs())
+    new = deployed.ModelNew(*deployed.get_init_inputs())
+    new.load_state_dict(model.state_dict())
+    x, y = deployed.get_inputs()
+    with torch.no_grad():
+        assert torch.allclose(new(x, y), model(x, y), rtol=1e-5, atol=1e-5)
