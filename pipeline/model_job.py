@@ -99,9 +99,6 @@ def _target(cg: CapturedGraph, graph: KernelGraph, name: str, share: float) -> K
 def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list[Attempt]], list[dict]]:
     opts = ctx.options
     generators = [make_generator(n) for n in opts.generators]
-    config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
-                          beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
-                          chains=len(generators))
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
     for d in decisions:
@@ -112,6 +109,9 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
                               "stopped_reason": "; ".join(filter(None, (g.applicable(target) for g in generators)))})
             continue
+        config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
+                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
+                              chains=len(usable))  # one chain per generator that applies to this kernel
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
 
