@@ -169,6 +169,17 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
         raise InvalidCursor("invalid cursor") from None
 
 
+def _created_and_tag(q, after, before, tag):
+    """The filters jobs are listed and counted by: created in [after, before), with a tag."""
+    if after is not None:
+        q = q.where(Job.created_at >= after)
+    if before is not None:
+        q = q.where(Job.created_at < before)
+    if tag is not None:
+        q = q.where(Job.tag == tag)
+    return q
+
+
 def list_jobs(session: Session, team_id: int, status: str | None = None, outcome: str | None = None,
               created_after: datetime | None = None, created_before: datetime | None = None,
               tag: str | None = None, cursor: str | None = None, limit: int = 50) -> tuple[list[Job], str | None]:
@@ -183,12 +194,7 @@ def list_jobs(session: Session, team_id: int, status: str | None = None, outcome
         q = q.where(Job.status == status)
     if outcome is not None:
         q = q.where(Job.outcome == outcome)
-    if created_after is not None:
-        q = q.where(Job.created_at >= created_after)
-    if created_before is not None:
-        q = q.where(Job.created_at < created_before)
-    if tag is not None:
-        q = q.where(Job.tag == tag)
+    q = _created_and_tag(q, created_after, created_before, tag)
     if cursor:
         at, last_id = decode_cursor(cursor)
         q = q.where(or_(Job.created_at < at, and_(Job.created_at == at, Job.id < last_id)))
@@ -406,12 +412,7 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
     optimized jobs only. Cancelled jobs were withdrawn and count in neither.
     """
     q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds).where(Job.team_id == team_id)
-    if since is not None:
-        q = q.where(Job.created_at >= since)
-    if until is not None:
-        q = q.where(Job.created_at < until)
-    if tag is not None:
-        q = q.where(Job.tag == tag)
+    q = _created_and_tag(q, since, until, tag)
     by_status = dict.fromkeys(STATUSES, 0)
     outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
     deployed_logs: list[float] = []
