@@ -70,12 +70,10 @@ def _check(req: CheckRequest) -> dict:
 
 
 def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
+    from pipeline.device import probe_device
+
     env = None
-    try:
-        import torch  # noqa: F401 - decide the interpreter without initialising CUDA here
-
-        from pipeline.device import probe_device
-
+    try:  # probed in a child: this process never initialises CUDA
         if not probe_device().cuda:
             env = {"TRITON_INTERPRET": "1"}
     except ChildError:

@@ -65,6 +65,17 @@ class JobContext:
         if self.on_event is not None:
             self.on_event(event)
 
+    def record_attempt(self, target: str, a) -> None:
+        """One candidate's verdict: a trajectory.jsonl record and a progress event."""
+        self.trajectory.write({"target": target, "candidate_id": a.candidate.id, "parent": a.candidate.parent,
+                               "generator": a.candidate.generator, "plan": a.candidate.description,
+                               "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
+                               "feedback": a.feedback, "kernel_ms": a.kernel_ms,
+                               "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
+        self.emit("search", "progress", f"{target}: {a.candidate.description}: "
+                  f"{'ok' if a.passed else 'rejected at ' + a.gate} {a.feedback[:160]}",
+                  candidate=a.candidate.id, passed=a.passed)
+
     def remaining_s(self) -> float:
         return self.options.time_budget_s - (time.monotonic() - self.started)
 

@@ -18,6 +18,7 @@ from load.problem import dtype_from_name, import_problem, make_inputs, output_le
 from load.stage import LoadResult
 from pipeline.job import JobContext
 from pipeline.options import JobResult
+from pipeline.report import write_kernel_diff
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from search.generator import Attempt, KernelTarget
@@ -147,12 +148,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                               beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel, chains=1)
 
         def on_attempt(a: Attempt) -> None:
-            ctx.trajectory.write({"target": target.name, "candidate_id": a.candidate.id, "plan": a.candidate.description,
-                                  "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
-                                  "feedback": a.feedback, "kernel_ms": a.kernel_ms,
-                                  "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
-            ctx.emit("search", "progress", f"{a.candidate.description}: "
-                     f"{'ok' if a.passed else 'rejected at ' + a.gate}", passed=a.passed)
+            ctx.record_attempt(target.name, a)
 
         try:
             result = search_kernel(target, [generator], evaluator, config, on_attempt=on_attempt,
@@ -185,11 +181,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
         return JobResult(outcome, f"performance-gate: {g4.message}", speedup=1.0,
                          optimized_ms=times["baseline_ms"], **times)
     (ctx.workdir / "optimized_module.py").write_text(best.candidate.source)
-    import difflib
-
-    diff = difflib.unified_diff(source.splitlines(True), best.candidate.source.splitlines(True),
-                                f"original/{target.name}.py", f"kernelopt/{target.name}.py")
-    (ctx.workdir / f"diff_{target.name}.diff").write_text("".join(diff))
+    write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
     return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
                      reduced_precision=bool(reduced_precision_markers(best.candidate.source)), **times)

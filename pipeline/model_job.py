@@ -1,7 +1,6 @@
 """Model mode: the stages after loading, for a KernelBench-convention model."""
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from compiled.capture import CaptureRequest, capture_model
@@ -11,7 +10,7 @@ from load.stage import LoadResult
 from pipeline.job import JobCancelled, JobContext, JobFallback
 from pipeline.optimized_module import write_optimized_module
 from pipeline.options import JobResult
-from pipeline.report import write_json
+from pipeline.report import write_json, write_kernel_diff
 from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from profiling.strategy import fallback_cause, plan_targets, required_kernel_speedup
 from search.beam import SearchConfig, search_kernel
@@ -116,14 +115,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
 
         def on_attempt(a: Attempt, name=d.name) -> None:
-            ctx.trajectory.write({"target": name, "candidate_id": a.candidate.id, "parent": a.candidate.parent,
-                                  "generator": a.candidate.generator, "plan": a.candidate.description,
-                                  "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
-                                  "feedback": a.feedback, "kernel_ms": a.kernel_ms,
-                                  "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
-            ctx.emit("search", "progress", f"{name}: {a.candidate.description}: "
-                     f"{'ok' if a.passed else 'rejected at ' + a.gate} {a.feedback[:160]}",
-                     candidate=a.candidate.id, passed=a.passed)
+            ctx.record_attempt(name, a)
 
         try:
             result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
@@ -221,9 +213,7 @@ def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, rep
     for p in ctx.workdir.glob("diff_*.diff"):
         p.unlink()
     for name, src in replacements.items():
-        diff = difflib.unified_diff(graph.kernels[name].source.splitlines(True), src.splitlines(True),
-                                    f"inductor/{name}.py", f"kernelopt/{name}.py")
-        (ctx.workdir / f"diff_{name}.diff").write_text("".join(diff))
+        write_kernel_diff(ctx.workdir, name, graph.kernels[name].source, src, "inductor")
 
 
 def _verify_reserve_s(ctx: JobContext) -> float:

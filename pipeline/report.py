@@ -36,6 +36,15 @@ class JsonLines:
         self._f.close()
 
 
+def write_kernel_diff(workdir: Path, name: str, original: str, accepted: str, origin: str) -> None:
+    """diff_<name>.diff: a unified diff of the original kernel source and the accepted one."""
+    import difflib
+
+    diff = difflib.unified_diff(original.splitlines(True), accepted.splitlines(True),
+                                f"{origin}/{name}.py", f"kernelopt/{name}.py")
+    (workdir / f"diff_{name}.diff").write_text("".join(diff))
+
+
 def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(to_jsonable(data), indent=1))
 

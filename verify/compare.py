@@ -48,17 +48,15 @@ def guard_bits(dtype: torch.dtype) -> int:
 def poison_bits(dtype: torch.dtype) -> int:
     """The raw bits a poisoned output element of `dtype` holds.
 
-    Integer and bool outputs take the value the KernelIO recorder
-    (compiled.kernel_io.poison_) poisons the reference's outputs with, so an
-    element both leave unwritten compares equal; floats are NaN on both sides.
+    Floats hold the guard NaN pattern; integers a sentinel near their minimum;
+    bools True. The KernelIO recorder (compiled.kernel_io) poisons with this
+    same function, so an element both sides leave unwritten compares equal.
     """
     if dtype in _FLOAT_PATTERN:
         return guard_bits(dtype)
-    from compiled.kernel_io import poison_ as record_poison
-
-    probe = torch.empty(1, dtype=dtype)
-    record_poison(probe)
-    return int(bits(probe)[0])
+    if dtype == torch.bool:
+        return 1
+    return torch.iinfo(dtype).min + 7
 
 
 def poison_(t: torch.Tensor) -> torch.Tensor:
