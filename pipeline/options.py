@@ -5,7 +5,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
-PRECISION_POLICIES = ("strict", "tf32")
+from verify.precision import PrecisionPolicy
+
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 
 
@@ -26,8 +27,7 @@ class JobOptions:
     device: str = "auto"  # auto | cuda | interpreter
 
     def __post_init__(self) -> None:
-        if self.precision not in PRECISION_POLICIES:
-            raise ValueError(f"precision must be one of {PRECISION_POLICIES}, got {self.precision!r}")
+        PrecisionPolicy.parse(self.precision)  # the one definition of the policies (SPEC §3)
         if self.dtype not in ("fp32", "bf16", "fp16"):
             raise ValueError(f"dtype must be fp32, bf16 or fp16, got {self.dtype!r}")
         if self.gamma < 1.0:

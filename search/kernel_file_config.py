@@ -72,7 +72,7 @@ def apply_knobs(source: str, knobs: list[Knob], values: dict[Knob, int]) -> str:
 
 
 class KernelFileConfigGenerator:
-    name = "launch_config"
+    name = "kernel_file_config"  # distinct from the Inductor-kernel launch_config generator
 
     def applicable(self, target: KernelTarget) -> str | None:
         try:
