@@ -68,7 +68,13 @@ def load_output_module(source: str, filename: str, constants: dict, device,
     _counter[0] += 1
     mod = types.ModuleType(f"kernelopt_output_module_{_counter[0]}")
     mod.__file__ = filename
-    exec(compile(source, filename, "exec"), mod.__dict__)
+    # Compile the module's kernels in this process (from Triton's disk cache after
+    # the first time): a pool of compile workers would cost more to start than it
+    # saves, and would run beside any timing this process does.
+    from torch._inductor import config as inductor_config
+
+    with inductor_config.patch(compile_threads=1):
+        exec(compile(source, filename, "exec"), mod.__dict__)
     for key, value in constants.items():
         setattr(mod, key, value.to(device))
     pin_kernel_configs(mod, kernel_configs or {})

@@ -8,10 +8,13 @@ children and pin each to a GPU through its environment.
 """
 from __future__ import annotations
 
+import atexit
 import multiprocessing as mp
+import multiprocessing.util  # noqa: F401 - registers its exit handler before ours (see _open_sessions)
 import os
 import threading
 import traceback
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
@@ -51,13 +54,18 @@ class ChildError(Exception):
         return f"{self.kind}: {self.message}"
 
 
-def _child_main(conn, fn: Callable[[Any], Any], arg: Any) -> None:
+def _lead_process_group() -> None:
     # Lead a process group of our own, so that a timeout kills this child and
-    # every process it started (a job child starts stage children of its own).
+    # every process it started (a job child starts stage children of its own;
+    # Inductor starts compile workers).
     try:
         os.setsid()
     except OSError:
         pass
+
+
+def _child_main(conn, fn: Callable[[Any], Any], arg: Any) -> None:
+    _lead_process_group()
     try:
         result = fn(arg)
         conn.send(("ok", result))
@@ -122,6 +130,7 @@ def _name(fn: Callable) -> str:
 
 
 def _session_main(conn) -> None:
+    _lead_process_group()
     while True:
         try:
             msg = conn.recv()
@@ -136,25 +145,36 @@ def _session_main(conn) -> None:
             conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
 
 
+# Sessions still open at interpreter exit are closed first: multiprocessing's own
+# exit handler joins non-daemonic children, and a session child waits for its
+# next call until its pipe closes. (atexit runs handlers last-registered first.)
+_open_sessions: "weakref.WeakSet[ChildSession]" = weakref.WeakSet()
+atexit.register(lambda: [s.close() for s in list(_open_sessions)])
+
+
 class ChildSession:
     """A long-lived child process that runs many calls, keeping state between them.
 
     Used where one child must serve many small requests (evaluating batches of
     candidates against the same captured kernel inputs) without paying the
-    start-up of torch and the compiled module for each. A crash or timeout
-    kills the session; `call` raises ChildError and the next call starts a
-    fresh process.
+    start-up of torch and the compiled module for each, or consecutive stages
+    of one job (load, compile, profile). A crash or timeout kills the session
+    and everything it started; `call` raises ChildError and the next call
+    starts a fresh process.
     """
 
     def __init__(self, env: dict[str, str] | None = None):
         self.env = dict(env or {})
         self._proc = None
         self._conn = None
+        _open_sessions.add(self)
 
     def _start(self) -> None:
         ctx = mp.get_context("spawn")
         self._conn, child_conn = ctx.Pipe(duplex=True)
-        proc = ctx.Process(target=_session_main, args=(child_conn,), daemon=True)
+        # Not a daemon: a stage may start processes of its own (Inductor's compile
+        # workers, max-autotune's benchmark pool), which daemons may not.
+        proc = ctx.Process(target=_session_main, args=(child_conn,), daemon=False)
         _start_with_env(proc, self.env)
         child_conn.close()
         self._proc = proc
@@ -185,8 +205,7 @@ class ChildSession:
                     self._proc.join(2)
             except (OSError, BrokenPipeError):
                 pass
-            if self._proc.is_alive():
-                self._proc.kill()
+            _kill_group(self._proc)
             self._proc.join(5)
         if self._conn is not None:
             self._conn.close()

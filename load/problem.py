@@ -91,7 +91,10 @@ def make_inputs(mod: types.ModuleType, seed: int, device: str, dtype) -> list:
     get_inputs = _require(mod, "get_inputs", mod.__name__)
     torch.manual_seed(seed)
     try:
-        inputs = get_inputs()
+        # Made on the device: drawing 10^8 random numbers on the CPU costs seconds
+        # per seed, and every stage child draws its own.
+        with torch.device(device):
+            inputs = get_inputs()
     except Exception as exc:
         raise ProblemError(f"get_inputs() raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(inputs, (list, tuple)):
@@ -114,7 +117,8 @@ def build_model(mod: types.ModuleType, device: str, dtype, seed: int = MODEL_SEE
     get_init = getattr(mod, "get_init_inputs", lambda: [])
     torch.manual_seed(seed)
     try:
-        model = model_cls(*get_init())
+        with torch.device(device):  # parameters initialised where they will live (see make_inputs)
+            model = model_cls(*get_init())
     except Exception as exc:
         raise ProblemError(f"Model(*get_init_inputs()) raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(model, torch.nn.Module):

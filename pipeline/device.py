@@ -17,7 +17,8 @@ class DeviceInfo:
     ncu: bool
 
 
-def _probe(_: object) -> DeviceInfo:
+def probe(_: object = None) -> DeviceInfo:
+    """What this process sees; a stage function (call it in a child)."""
     import torch
     import triton
 
@@ -33,7 +34,7 @@ def _probe(_: object) -> DeviceInfo:
 
 
 def probe_device(timeout_s: float = 120.0) -> DeviceInfo:
-    return run_in_child(_probe, None, timeout_s=timeout_s)
+    return run_in_child(probe, None, timeout_s=timeout_s)
 
 
 NO_GPU_MESSAGE = (

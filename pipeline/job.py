@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from isolation import ChildError, run_in_child
+from isolation import ChildError, ChildSession, run_in_child
 from compiled.graph import WEIGHTS_FILE
 from load.problem import ProblemError
 from load.stage import LoadRequest, LoadResult, load_problem
-from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe_device
+from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
 from pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions, JobResult
 from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json
 
@@ -58,6 +58,10 @@ class JobContext:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.events = JsonLines(self.workdir / "events.jsonl")
         self.trajectory = JsonLines(self.workdir / "trajectory.jsonl")
+        # Load, compile and profile run one after another in one child: starting
+        # torch, CUDA and the model once instead of three times saves ~10 s a stage.
+        # Search and verification use fresh children of their own.
+        self.setup_session = ChildSession()
 
     def emit(self, stage: str, kind: str, message: str, **data) -> None:
         event = JobEvent(stage, kind, message, data)
@@ -83,12 +87,15 @@ class JobContext:
         if self.should_cancel is not None and self.should_cancel():
             raise JobCancelled("cancelled")
 
-    def child(self, fn: Callable, arg, *, limit_s: float, what: str, env: dict | None = None):
-        """Run a stage function in a child, bounded by the job's remaining budget."""
+    def child(self, fn: Callable, arg, *, limit_s: float, what: str, env: dict | None = None,
+              session: ChildSession | None = None):
+        """Run a stage function in a fresh child (or in `session`'s), bounded by the job's remaining budget."""
         timeout = min(limit_s, self.remaining_s())
         if timeout <= 1:
             raise JobFallback("timeout", f"time budget of {self.options.time_budget_s:.0f} s spent before {what}")
         try:
+            if session is not None:
+                return session.call(fn, arg, timeout_s=timeout)
             return run_in_child(fn, arg, timeout_s=timeout, env=env)
         except ChildError as exc:
             if exc.kind == "exception" and exc.message.startswith("ProblemError: "):
@@ -111,6 +118,7 @@ class JobContext:
         self.emit(name, "stage_finished", f"{name} done in {self.stage_seconds[name]:.1f} s")
 
     def close(self) -> None:
+        self.setup_session.close()
         self.events.close()
         self.trajectory.close()
 
@@ -164,19 +172,24 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
 
 def _run(ctx: JobContext) -> JobResult:
     with ctx.stage("load", "importing the submission in a child process"):
-        ctx.device = probe_device()
+        ctx.device = ctx.child(probe, None, limit_s=120, what="probing the device", session=ctx.setup_session)
         ctx.report["device"] = ctx.device
         interpreter = not ctx.device.cuda
         device = "cpu" if interpreter else "cuda"
         env = {"TRITON_INTERPRET": "1"} if interpreter else None
+        if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
+            ctx.setup_session.close()
+            ctx.setup_session = ChildSession(env)
         load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
                                                                ctx.weights),
-                                     limit_s=300, what="loading the problem", env=env)
+                                     limit_s=300, what="loading the problem", session=ctx.setup_session)
         ctx.report["load"] = load
         ctx.emit("load", "progress", f"{load.kind} problem {load.name}: outputs {load.output_shapes}",
                  problem_kind=load.kind, deterministic=load.deterministic)
     if load.kind == "kernel":
         from pipeline.kernel_job import run_kernel_job
+
+        ctx.setup_session.close()  # kernel mode's stages run in children of their own
 
         return run_kernel_job(ctx, load, device, env)
     if interpreter:

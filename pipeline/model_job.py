@@ -32,7 +32,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         cg: CapturedGraph = ctx.child(
             capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, device,
                                           weights=ctx.weights),
-            limit_s=1200, what="compiling the model")
+            limit_s=1200, what="compiling the model", session=ctx.setup_session)
         ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
         ctx.report["context_timings"] = dict(cg.context_ms)
         ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s; re-stitch bit-exact: "
@@ -55,7 +55,8 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     with ctx.stage("profile", "baseline profile (torch.profiler; no ncu)"):
         prof: BaselineProfile = ctx.child(
             profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device),
-            limit_s=600, what="profiling the baseline")
+            limit_s=600, what="profiling the baseline", session=ctx.setup_session)
+        ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof
         write_json(ctx.workdir / "profile.json", prof)
         decisions = plan_targets(kernels, prof, opts.gamma)

@@ -36,12 +36,14 @@ R64 = Union[Sequence[torch.Tensor], Callable[[], Sequence[torch.Tensor]], None]
 
 
 def _f64(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to(torch.float64).reshape(-1).cpu()
+    # Stays on the tensor's device: on the CPU, float64 passes over 10^8-element
+    # outputs cost seconds each, and Gate 3 makes several per seed.
+    return t.detach().to(torch.float64).reshape(-1)
 
 
 def _max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     """max |a − b| in float64; equal values (incl. equal infinities) count 0, NaN on one side inf."""
-    a, b = _f64(a), _f64(b)
+    a, b = _f64(a), _f64(b).to(a.device)
     same = (a == b) | (a.isnan() & b.isnan())
     diff = torch.where(same, torch.zeros_like(a), (a - b).abs())
     return float(torch.nan_to_num(diff, nan=float("inf")).max()) if diff.numel() else 0.0
@@ -54,7 +56,7 @@ def _fallback_dists(r32: torch.Tensor, o32: torch.Tensor, r64: torch.Tensor) -> 
     must reproduce r32 or r64 exactly, else d_opt is inf: one NaN in eager must
     not make d_ref infinite and so ρ zero for any candidate.
     """
-    r, o, t = _f64(r32), _f64(o32), _f64(r64)
+    r, o, t = _f64(r32), _f64(o32).to(r32.device), _f64(r64).to(r32.device)
     valid = torch.isfinite(r) & torch.isfinite(t)
     d_ref = float((r - t).abs()[valid].max()) if bool(valid.any()) else 0.0
     d_opt = float(torch.nan_to_num((o - t).abs()[valid], nan=float("inf")).max()) if bool(valid.any()) else 0.0
@@ -71,7 +73,7 @@ def _max_abs(ts: Sequence[torch.Tensor]) -> float:
 
 
 def _exact_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a.cpu()), bits(b.cpu()))
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b.to(a.device)))
 
 
 def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R64,
