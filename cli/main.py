@@ -65,7 +65,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
-        precision=args.precision, gpus=args.gpus, only=args.only))
+        precision=args.precision, gpus=args.gpus, only=args.only, resume=args.resume))
     print(summary["text"])
     return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
 
@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--precision", default="strict", choices=["strict", "tf32"])
     b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
     b.add_argument("--only", default=None, help="comma-separated substrings: only problems whose path contains one")
+    b.add_argument("--resume", action="store_true",
+                   help="keep the finished problems of an earlier run into --out and run only the rest")
     b.set_defaults(func=cmd_bench)
 
     # The service's front ends; their modules import web/database packages only when run.

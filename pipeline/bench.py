@@ -32,6 +32,7 @@ class BenchOptions:
     precision: str = "strict"
     gpus: Optional[int] = None
     only: Optional[str] = None
+    resume: bool = False  # keep the rows of an earlier (stopped) run in out_dir; run only the others
 
 
 @dataclass
@@ -88,12 +89,14 @@ def run_bench(opts: BenchOptions) -> dict:
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out = Path(opts.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    rows, earlier_wall_s = _earlier_rows(out) if opts.resume else ([], 0.0)
+    done = {r["problem"] for r in rows}
     todo: "queue.Queue[Path]" = queue.Queue()
     for p in problems:
-        todo.put(p)
-    rows: list[dict] = []
+        if str(p.relative_to(root)) not in done:
+            todo.put(p)
     lock = threading.Lock()
-    t_start = time.monotonic()
+    t_start = time.monotonic() - earlier_wall_s
 
     def worker(gpu: int) -> None:
         while True:
@@ -118,6 +121,8 @@ def run_bench(opts: BenchOptions) -> dict:
             row.update(_details(workdir))
             with lock:
                 rows.append(row)
+                # The report so far, after every problem: a bench stopped early keeps what it measured.
+                _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info)
                 print(f"[gpu {gpu}] {row['problem']}: {row['result']['outcome']} "
                       f"{row['result'].get('speedup') or ''} — {row['result']['cause'][:120]} "
                       f"({row['wall_s']:.0f} s)", flush=True)
@@ -127,11 +132,25 @@ def run_bench(opts: BenchOptions) -> dict:
         t.start()
     for t in threads:
         t.join()
-    summary = summarize(sorted(rows, key=lambda r: r["problem"]), time.monotonic() - t_start, n_gpus, info)
-    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
-    (out / "bench.md").write_text(summary["text"])
+    summary = _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info)
     _plot(summary["rows"], out / "speedups.png")
     return summary
+
+
+def _write_summary(out: Path, rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
+    summary = summarize(sorted(rows, key=lambda r: r["problem"]), wall_s, n_gpus, info)
+    (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
+    (out / "bench.md").write_text(summary["text"])
+    return summary
+
+
+def _earlier_rows(out: Path) -> tuple[list[dict], float]:
+    """The finished rows and wall time of an earlier run into `out`, if any."""
+    try:
+        earlier = json.loads((out / "bench.json").read_text())
+    except (OSError, ValueError):
+        return [], 0.0
+    return list(earlier.get("rows") or []), float(earlier.get("wall_min") or 0.0) * 60
 
 
 def _details(workdir: Path) -> dict:
@@ -174,19 +193,25 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
              f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}", "",
-             "| problem | outcome | speedup | library share | compile s | wall s | check | cause |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         res = r["result"]
         ls = r.get("library_share")
         check = "" if not r.get("check") else ("pass" if r["check"]["passed"] else "FAIL")
         lines.append(f"| {r['problem']} | {res['outcome']} | {deployed_speedup(r):.3f} | "
                      f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
-                     f"{check} | {res['cause'][:90]} |")
+                     f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {res['cause'][:90]} |")
     return {"rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+
+
+def _stage_cell(stage_seconds: dict) -> str:
+    """Seconds in load/compile/profile/search/verify, '-' for a stage the job never reached."""
+    stages = ("load", "compile", "profile", "search", "verify")
+    return "/".join(f"{stage_seconds[s]:.0f}" if s in stage_seconds else "-" for s in stages)
 
 
 def _plot(rows: list[dict], path: Path) -> None:

@@ -69,3 +69,13 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert summary["regressions"] == 0 and summary["wrong_answers"] == 0
     assert summary["geomean"]["all"] == 1.0
     assert "Geomean speedup" in (tmp_path / "bench.md").read_text()
+    assert "stage s (L/C/P/S/V)" in (tmp_path / "bench.md").read_text()
+
+    # A resumed bench keeps the finished rows and runs nothing twice.
+    events = tmp_path / "all" / "add_relu_kernel" / "events.jsonl"
+    before = events.read_text()
+    again = kernelopt("bench", "benchmarks/kernels", "--only", "add_relu", "--out", str(tmp_path), "--resume")
+    assert again.returncode == 0, again.stdout + again.stderr
+    resumed = json.loads((tmp_path / "bench.json").read_text())
+    assert [r["problem"] for r in resumed["rows"]] == [r["problem"] for r in summary["rows"]]
+    assert events.read_text() == before

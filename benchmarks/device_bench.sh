@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# `kernelopt bench` on a lent GPU machine, packed for the trip back.
+#
+#   benchmarks/device_bench.sh NAME SECONDS [kernelopt bench options...]
+#
+# Runs the bench over benchmarks/problems into runs/NAME, stopping it after
+# SECONDS (the report is rewritten after every problem, so a stopped bench keeps
+# what it finished), then packs runs/NAME into $OUT/NAME.tgz (reports, kernels,
+# events; no tensors) and copies bench.md and the log beside it: the device tool
+# returns at most 8 files.
+set -uo pipefail
+name=$1; seconds=$2; shift 2
+cd "$(dirname "$0")/.."
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-runs/out}
+mkdir -p "$OUT" "runs/$name"
+timeout -k 10 "$seconds" scripts/kernelopt bench benchmarks/problems --out "runs/$name" "$@" 2>&1 | tee "$OUT/$name.log"
+pkill -9 -f "multiprocessing" 2>/dev/null  # children of a stopped bench
+tar czf "$OUT/$name.tgz" --exclude='*.pt' --exclude='*.safetensors' -C runs "$name"
+cp "runs/$name/bench.md" "$OUT/$name.md" 2>/dev/null || true
