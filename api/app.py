@@ -7,7 +7,6 @@ bytes and enqueues job ids: it never imports or runs submitted code.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from contextlib import asynccontextmanager
 from typing import Any
@@ -63,7 +62,7 @@ class _LazyDispatcher:
 
 
 def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
-               auth_cache_ttl_s: float = 10.0, sse_poll_interval_s: float = 0.5,
+               auth_cache_ttl_s: float | None = None, sse_poll_interval_s: float = 0.5,
                db_threads: int | None = None) -> FastAPI:
     from storage.blobs import BlobStore
     from storage.db import make_engine, make_sessionmaker
@@ -127,12 +126,12 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.read_engine = read_engine
     app.state.blobs = BlobStore(settings.blobs_dir)
     app.state.dispatcher = dispatcher if dispatcher is not None else own_dispatcher
-    app.state.auth_cache = AuthCache(ttl_s=auth_cache_ttl_s)
+    app.state.auth_cache = AuthCache(ttl_s=settings.auth_cache_ttl_s if auth_cache_ttl_s is None else auth_cache_ttl_s)
     app.state.metrics = metrics
     app.state.broker_ping = broker_ping
     app.state.sse_poll_interval_s = sse_poll_interval_s
     # Threads doing database work at once (see api.deps.in_db_thread); the pool has room for them.
-    app.state.db_threads = db_threads or int(os.environ.get("KERNELOPT_API_DB_THREADS", "6"))
+    app.state.db_threads = db_threads or settings.api_db_threads
     app.state.db_limiters = {}  # one per event loop (tests drive one app from two loops)
 
     app.add_middleware(MetricsMiddleware, metrics=metrics)

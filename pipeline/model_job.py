@@ -69,8 +69,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     _write_artifacts(ctx, cg, graph, {})
     cause = fallback_cause(prof, decisions, opts.gamma)
     if cause:
-        code = cause.split(":")[0].replace(" ", "-")
-        return JobResult("fallback", cause if ":" in cause else f"{code}: {cause}", speedup=1.0, **baseline_result)
+        return JobResult("fallback", cause, speedup=1.0, **baseline_result)
 
     with ctx.stage("search", "searching candidates for each target kernel"):
         ranked, summaries = _search(ctx, cg, graph, prof, [d for d in decisions if d.searched])

@@ -6,6 +6,7 @@ launchers give registers, spills and shared memory. Runs in a child process.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 from compiled.restitch import ModelContext
@@ -77,12 +78,17 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
     if torch.cuda.is_available():
         run()
         torch.cuda.synchronize()
-        with profile(activities=[ProfilerActivity.CUDA]) as prof:
-            for _ in range(PROFILE_ITERS):
-                run()
-            torch.cuda.synchronize()
+        with warnings.catch_warnings():
+            # torch 2.11 warns that a profiler without a schedule "clears events at the end of
+            # each cycle": one cycle is all this uses, and the warning only clutters job logs.
+            warnings.filterwarnings("ignore", message=".*Profiler clears events.*")
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(PROFILE_ITERS):
+                    run()
+                torch.cuda.synchronize()
+            averages = prof.key_averages()
         per_name: dict[str, float] = {}
-        for evt in prof.key_averages():
+        for evt in averages:
             us = _device_time_us(evt)
             if us > 0:
                 per_name[evt.key] = per_name.get(evt.key, 0.0) + us

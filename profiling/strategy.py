@@ -64,12 +64,13 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
 
 
 def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], gamma: float) -> str | None:
-    """The job-level reason not to search at all, or None."""
+    """The job-level reason not to search at all, as "<code>: <explanation>", or None."""
     if not decisions:
-        return "no Triton kernels: the compiled model is library calls only"
+        return "no-triton-kernels: the compiled model is library calls only"
     if profile.triton_share < min_share(gamma, profile.noise_pct) and profile.library_share > 0.5:
         return (f"library-dominated: {profile.library_share:.1%} of GPU time in vendor libraries, "
                 f"Triton kernels {profile.triton_share:.1%}")
     if not any(d.searched for d in decisions):
-        return "every Triton kernel is too small a share of the model to clear the performance gate"
+        return ("too-small-share: every Triton kernel is too small a share of the model to clear the "
+                "performance gate (Amdahl)")
     return None

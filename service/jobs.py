@@ -21,6 +21,8 @@ import hashlib
 import json
 import math
 import mimetypes
+import threading
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -58,13 +60,30 @@ class InvalidCursor(ValueError):
 
 # ---------------------------------------------------------------- submission
 
-def request_hash(data: bytes, options: dict | None, weights: bytes | None) -> str:
-    """What makes two submissions "the same request" for idempotency."""
+def request_hash(data: bytes, options: dict | None, weights: bytes | None, tag: str | None = None) -> str:
+    """What makes two submissions "the same request" for idempotency: every field of the POST."""
     h = hashlib.sha256()
     h.update(hashlib.sha256(data).hexdigest().encode())
     h.update(b"\n" + json.dumps(options or {}, sort_keys=True, separators=(",", ":")).encode())
     h.update(b"\n" + (hashlib.sha256(weights).hexdigest() if weights is not None else "-").encode())
+    h.update(b"\n" + json.dumps(tag).encode())
     return h.hexdigest()
+
+
+# SQLite has no row locks (FOR UPDATE is ignored); the embedded server is one
+# process, so a lock there serialises count-then-insert across its threads.
+_sqlite_submit_lock = threading.Lock()
+
+
+@contextmanager
+def _team_submission_lock(session: Session, team_id: int):
+    """Serialise one team's submissions, so that count-then-insert cannot overshoot its queue limit."""
+    if session.get_bind().dialect.name == "sqlite":
+        with _sqlite_submit_lock:
+            yield
+    else:
+        session.execute(select(Team.id).where(Team.id == team_id).with_for_update())
+        yield
 
 
 def create_job(session: Session, team_id: int, filename: str, data: bytes, options: dict | None,
@@ -72,39 +91,37 @@ def create_job(session: Session, team_id: int, filename: str, data: bytes, optio
                settings) -> tuple[Job, bool]:
     """Queue a job. Returns (job, created); a replayed Idempotency-Key returns (existing job, False)."""
     options = options or {}
-    rhash = request_hash(data, options, weights)
+    rhash = request_hash(data, options, weights, tag)
     if idempotency_key is not None:
         existing = _by_idempotency_key(session, team_id, idempotency_key)
         if existing is not None:
             return _replay(existing, rhash), False
 
-    # Serialise submissions per team on PostgreSQL so count-then-insert cannot
-    # overshoot the limit (SQLite ignores FOR UPDATE; the embedded server is one process).
-    session.execute(select(Team.id).where(Team.id == team_id).with_for_update())
-    queued = _count(session, team_id, QUEUED)
-    limit = settings.max_queued_jobs_per_team
-    if queued >= limit:
-        retry = _retry_after_estimate(session, team_id, excess=queued - limit + 1)
-        session.rollback()
-        raise QueueFull(queued, limit, retry)
+    with _team_submission_lock(session, team_id):
+        queued = _count(session, team_id, QUEUED)
+        limit = settings.max_queued_jobs_per_team
+        if queued >= limit:
+            retry = _retry_after_estimate(session, team_id, excess=queued - limit + 1)
+            session.rollback()
+            raise QueueFull(queued, limit, retry)
 
-    # Blobs only after the limit check: a refused submission stores nothing.
-    job = Job(team_id=team_id, status=QUEUED, filename=filename, options=options,
-              problem_sha256=hashlib.sha256(data).hexdigest(), input_blob=blobs.put_bytes(data),
-              weights_blob=blobs.put_bytes(weights) if weights is not None else None,
-              tag=tag, idempotency_key=idempotency_key, request_hash=rhash, created_at=utcnow())
-    session.add(job)
-    try:
-        session.flush()
-        _event(session, job.id, None, "status", "queued", {"status": QUEUED})
-        session.commit()
-    except IntegrityError:
-        # Two retries with the same key raced; the other insert won. Answer as a replay.
-        session.rollback()
-        existing = _by_idempotency_key(session, team_id, idempotency_key) if idempotency_key else None
-        if existing is None:
-            raise
-        return _replay(existing, rhash), False
+        # Blobs only after the limit check: a refused submission stores nothing.
+        job = Job(team_id=team_id, status=QUEUED, filename=filename, options=options,
+                  problem_sha256=hashlib.sha256(data).hexdigest(), input_blob=blobs.put_bytes(data),
+                  weights_blob=blobs.put_bytes(weights) if weights is not None else None,
+                  tag=tag, idempotency_key=idempotency_key, request_hash=rhash, created_at=utcnow())
+        session.add(job)
+        try:
+            session.flush()
+            _event(session, job.id, None, "status", "queued", {"status": QUEUED})
+            session.commit()
+        except IntegrityError:
+            # Two retries with the same key raced; the other insert won. Answer as a replay.
+            session.rollback()
+            existing = _by_idempotency_key(session, team_id, idempotency_key) if idempotency_key else None
+            if existing is None:
+                raise
+            return _replay(existing, rhash), False
     return job, True
 
 
@@ -310,16 +327,21 @@ def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
                        gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now)):
         session.commit()
         return False
-    for name, sha in stored.items():
-        session.add(Artifact(job_id=job_id, name=name, blob_sha256=sha, size=blobs.size(sha),
-                             content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
+    _add_artifacts(session, job_id, stored, blobs)
     _event(session, job_id, None, "status", f"succeeded: {result.get('outcome')}",
            {"status": SUCCEEDED, "outcome": result.get("outcome")})
     session.commit()
     return True
 
 
-def _end_running(session: Session, job_id: str, worker_id: str, status: str, message: str, **values) -> bool:
+def _add_artifacts(session: Session, job_id: str, stored: dict[str, str], blobs: BlobStore | None) -> None:
+    for name, sha in stored.items():
+        session.add(Artifact(job_id=job_id, name=name, blob_sha256=sha, size=blobs.size(sha),
+                             content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
+
+
+def _end_running(session: Session, job_id: str, worker_id: str, status: str, message: str,
+                 stored: dict[str, str] | None = None, blobs: BlobStore | None = None, **values) -> bool:
     job = load_job(session, job_id)
     if job is None:
         session.commit()
@@ -328,14 +350,21 @@ def _end_running(session: Session, job_id: str, worker_id: str, status: str, mes
     ok = _transition(session, *_owned(job_id, worker_id), status=status, finished_at=now,
                      gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now), **values)
     if ok:
+        _add_artifacts(session, job_id, stored or {}, blobs)
         _event(session, job_id, None, "status", message, {"status": status})
     session.commit()
     return ok
 
 
-def fail_job(session: Session, job_id: str, worker_id: str, error: str) -> bool:
-    """running → failed: the submission cannot run (engine outcome "failed")."""
-    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", outcome="failed", error=error)
+def fail_job(session: Session, job_id: str, worker_id: str, error: str,
+             artifacts: list[tuple[str, Any]] = (), blobs: BlobStore | None = None) -> bool:
+    """running → failed: the submission cannot run (engine outcome "failed").
+
+    `artifacts` (the engine's report and events, where it got that far) are kept
+    with the job, so the user can read why."""
+    stored = {name: blobs.put_file(path) for name, path in artifacts} if blobs is not None else {}
+    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs,
+                        outcome="failed", error=error)
 
 
 def mark_cancelled(session: Session, job_id: str, worker_id: str) -> bool:

@@ -25,6 +25,10 @@ class Settings(BaseSettings):
     heartbeat_interval_s: float = 10
     heartbeat_timeout_s: float = 60
     max_job_attempts: int = 3
+    # API: a key that was revoked keeps working for up to this many seconds in an API
+    # process that had just accepted it (0: look every key up on every request).
+    auth_cache_ttl_s: float = 10.0
+    api_db_threads: int = 6  # requests doing database work at once, per API process
 
     @field_validator("database_url", "broker_url", mode="before")
     @classmethod
@@ -57,6 +61,8 @@ class Settings(BaseSettings):
                      "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
+        if self.auth_cache_ttl_s < 0 or self.api_db_threads < 1:
+            raise ValueError("KERNELOPT_AUTH_CACHE_TTL_S must be >= 0 and KERNELOPT_API_DB_THREADS >= 1")
         # A timeout shorter than the beat interval would re-queue healthy jobs.
         if self.heartbeat_timeout_s <= self.heartbeat_interval_s:
             raise ValueError("KERNELOPT_HEARTBEAT_TIMEOUT_S must exceed KERNELOPT_HEARTBEAT_INTERVAL_S")

@@ -16,9 +16,10 @@ of the embedded dispatcher). The flow:
    `heartbeat_interval_s`, tails `work/events.jsonl` into the events table and the
    job's stage/progress, and when a cancel is requested touches the attempt's
    `CANCEL` file, which the child's `should_cancel` checks between stages.
-5. **Finish**: engine outcome `failed` → `fail_job` with its message (or
-   `mark_cancelled` when it stopped for a cancel); any other outcome → `finish_job`
-   with the result and every file of the work directory stored as a blob. A child
+5. **Finish**: engine outcome `failed` → `fail_job` with its message and the
+   engine's report as artifacts (or `mark_cancelled` when it stopped for a cancel);
+   any other outcome → `finish_job` with the result and every file of the work
+   directory stored as a blob. A child
    that timed out or crashed ends as outcome `fallback` with cause `timeout: ...` or
    `crash: ...`, the same mapping the engine uses for its own stages; an error of
    the engine itself ends the job `failed`. A job is never left running by a worker
@@ -83,28 +84,17 @@ def _scope(settings):
 
 # --------------------------------------------------------------------------- device
 
-_device_cache: dict[str, bool] = {}
-_device_lock = threading.Lock()
+def ran_on_gpu(workdir: Path, env: dict[str, str] | None) -> bool:
+    """Whether the job's engine saw a GPU: its own probe, as its report records it.
 
-
-def _probe_cuda(_: object) -> bool:
-    """Child: is a CUDA GPU visible with this environment?"""
-    from pipeline.device import _probe
-
-    return bool(_probe(None).cuda)
-
-
-def gpu_visible(env: dict[str, str] | None = None) -> bool:
-    """Whether a child started with `env` sees a GPU. Probed once per pinning, in a child."""
-    key = (env or {}).get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES", "<all>"))
-    with _device_lock:
-        if key not in _device_cache:
-            try:
-                _device_cache[key] = run_in_child(_probe_cuda, None, timeout_s=180, env=env)
-            except ChildError as exc:
-                log.warning("device probe failed (%s); running jobs as on a machine without a GPU", exc)
-                _device_cache[key] = False
-        return _device_cache[key]
+    The engine probes the device itself (and runs kernels on the Triton
+    interpreter where there is none); the worker only needs the answer to charge
+    GPU time. Without a report (the engine died first) a pinned GPU counts.
+    """
+    try:
+        return bool(json.loads((workdir / "report.json").read_text())["device"]["cuda"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return bool((env or {}).get("CUDA_VISIBLE_DEVICES") or os.environ.get("CUDA_VISIBLE_DEVICES"))
 
 
 # --------------------------------------------------------------------------- the child
@@ -362,10 +352,6 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         return "failed"
 
     child_env = dict(env or {})
-    on_gpu = gpu_visible(child_env or None)
-    if not on_gpu:
-        child_env["TRITON_INTERPRET"] = "1"
-
     monitor = _Monitor(job_id, worker_id, settings, workdir / "events.jsonl", cancel_file)
     monitor.start()
     limit = float(settings.job_time_limit_s)
@@ -409,13 +395,14 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         elif engine_error is not None:
             ok, status = jobs.fail_job(s, job_id, worker_id, engine_error), "failed"
         elif result["outcome"] == "failed":
-            ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"]), "failed"
+            ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"],
+                                       _artifacts(workdir), blobs), "failed"
         else:
             ok, status = jobs.finish_job(s, job_id, worker_id, result, _artifacts(workdir), blobs), "succeeded"
     if not ok:
         log.warning("job %s: final transition to %s refused (no longer held by %s)", job_id, status, worker_id)
         return None
-    if not on_gpu:
+    if not ran_on_gpu(workdir, child_env):
         # The state machine charges each attempt's wall time as GPU time; this one ran without a GPU.
         _set_gpu_seconds(settings, job_id, charged_before)
     log.info("job %s: %s%s in %.1f s", job_id, status,

@@ -139,6 +139,36 @@ def test_queue_limit(session, team_key, blobs, settings):
     assert submit(session, tid, blobs, settings, data=b"fits now")[1]
 
 
+def test_queue_limit_holds_under_concurrent_submissions(session_factory, team_key, blobs, settings):
+    """Count-then-insert is serialised per team: 8 threads racing for 3 places get exactly 3."""
+    import threading
+
+    settings = settings.model_copy(update={"max_queued_jobs_per_team": 3})
+    tid = team_key.team.id
+    start, outcomes = threading.Barrier(8), []
+
+    def one(i: int) -> None:
+        s = session_factory()
+        try:
+            start.wait()
+            submit(s, tid, blobs, settings, data=b"racer%d" % i)
+            outcomes.append("queued")
+        except QueueFull:
+            outcomes.append("full")
+        finally:
+            s.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) == ["full"] * 5 + ["queued"] * 3
+    s = session_factory()
+    assert jobs._count(s, tid, "queued") == 3
+    s.close()
+
+
 def test_queue_full_retry_after_uses_recent_run_times(session, team_key, blobs, settings):
     settings = settings.model_copy(update={"max_queued_jobs_per_team": 1})
     tid = team_key.team.id

@@ -107,7 +107,7 @@ def test_idempotency_same_key_returns_the_same_job(api):
     assert third.status_code == 202 and third.json()["id"] != first.json()["id"]
 
 
-@pytest.mark.parametrize("change", ["file", "options", "weights"])
+@pytest.mark.parametrize("change", ["file", "options", "weights", "tag"])
 def test_idempotency_same_key_different_body_is_409(api, change):
     api.submit(b"x = 1\n", options='{"dtype": "fp16"}', idempotency_key="k-" + change)
     kwargs = {"content": b"x = 1\n", "options": '{"dtype": "fp16"}', "idempotency_key": "k-" + change}
@@ -115,8 +115,10 @@ def test_idempotency_same_key_different_body_is_409(api, change):
         kwargs["content"] = b"x = 2\n"
     elif change == "options":
         kwargs["options"] = '{"dtype": "bf16"}'
-    else:
+    elif change == "weights":
         kwargs["weights"] = b"w"
+    else:
+        kwargs["tag"] = "nightly"
     r = api.submit(**kwargs)
     assert r.status_code == 409, r.text
     assert "Idempotency-Key" in r.json()["detail"]

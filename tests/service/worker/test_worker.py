@@ -162,7 +162,11 @@ def test_jobs_that_cannot_run_fail_with_their_message(wsettings, team_id, start_
     broken = wait_for(wsettings, broken_id, timeout=90)
     assert broken.status == "failed" and broken.outcome == "failed"
     assert "kernelopt_no_such_module_xyz" in broken.error, broken.error
-    assert broken.attempts == 1 and artifacts(wsettings, broken_id) == []
+    assert broken.attempts == 1
+    # The engine's report of why it failed is kept with the job.
+    kept = {a.name for a in artifacts(wsettings, broken_id)}
+    assert {"report.json", "report.md", "events.jsonl"} <= kept, kept
+    assert {"report.json", "report.md"} <= {a.name for a in artifacts(wsettings, model_id)}
     assert any(e.kind == "status" and "kernelopt_no_such_module_xyz" in e.message
                for e in events(wsettings, broken_id))
 
