@@ -75,3 +75,52 @@ def test_session_keeps_state_and_restarts_after_a_crash():
             session.call(_crash, None, timeout_s=60)
         assert err.value.kind == "crash"
         assert session.call(_counter, None, timeout_s=60) == 1  # a fresh process
+
+
+def _start_grandchild(_):
+    """Like Inductor's compile workers: a process of our own (a daemon child could not start one)."""
+    import multiprocessing as mp
+    import subprocess
+
+    worker = mp.get_context("spawn").Process(target=time.sleep, args=(60,))
+    worker.start()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    return worker.pid, sleeper.pid
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+def test_session_may_start_processes_and_closing_it_ends_them():
+    session = ChildSession()
+    pids = session.call(_start_grandchild, None, timeout_s=60)
+    assert all(_alive(p) for p in pids)
+    session.close()
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids), "a closed session left its processes running"
+
+
+def test_an_unclosed_session_does_not_hang_interpreter_exit(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "leave_open.py"
+    script.write_text(
+        "from isolation import ChildSession\n"
+        "from tests.test_isolation import _square\n"
+        "if __name__ == '__main__':\n"
+        "    s = ChildSession()\n"
+        "    print(s.call(_square, 6, timeout_s=60))\n"  # exits without s.close()
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "PYTHONPATH": root})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "36"
