@@ -54,7 +54,8 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("profile", "baseline profile (torch.profiler; no ncu)"):
         prof: BaselineProfile = ctx.child(
-            profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device),
+            profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device,
+                                             {n: k.arg_names for n, k in graph.kernels.items()}),
             limit_s=600, what="profiling the baseline", session=ctx.setup_session)
         ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof

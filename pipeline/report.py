@@ -74,11 +74,16 @@ def render_markdown(report: dict) -> str:
         lines += ["## Baseline profile", "",
                   f"End-to-end {prof['end_to_end_ms']:.4f} ms; GPU kernel time {prof['gpu_total_ms']:.4f} ms; "
                   f"library share {prof['library_share']:.1%}, Triton share {prof['triton_share']:.1%}.", "",
-                  "| kernel | kind | ms/call | share | regs | spills |", "|---|---|---|---|---|---|"]
+                  "| kernel | kind | ms/call | share | regs | spills | GB/s | of roofline |",
+                  "|---|---|---|---|---|---|---|---|"]
         for k in prof["kernels"][:20]:
+            gbps, frac = k.get("achieved_gbps"), k.get("roofline_fraction")
             lines.append(f"| `{k['name'][:70]}` | {k['kind']} | {k['device_ms']:.4f} | {k['share']:.1%} | "
                          f"{k['registers'] if k['registers'] is not None else ''} | "
-                         f"{k['spills'] if k['spills'] is not None else ''} |")
+                         f"{k['spills'] if k['spills'] is not None else ''} | "
+                         f"{'' if gbps is None else f'{gbps:.0f}'} | {'' if frac is None else f'{frac:.1%}'} |")
+        if prof.get("bandwidth_gbps"):
+            lines.append(f"\nMemory roofline: {prof['bandwidth_gbps']:.0f} GB/s, measured on this device.")
         lines.append("")
     if report.get("targets"):
         lines += ["## Kernels", "", "| kernel | kind | share | searched | reason |", "|---|---|---|---|---|"]

@@ -13,6 +13,7 @@ from compiled.restitch import ModelContext
 from profiling.timing import bench_interleaved
 
 PROFILE_ITERS = 10
+ROOFLINE_MIN_L2_MULTIPLE = 4
 
 
 @dataclass
@@ -22,6 +23,7 @@ class ProfileRequest:
     triton_kernels: list[str]
     dtype: str = "fp32"
     device: str = "cuda"
+    kernel_args: dict[str, list[str]] = field(default_factory=dict)  # kernel -> its argument names
 
 
 @dataclass
@@ -33,6 +35,9 @@ class KernelShare:
     registers: int | None = None
     spills: int | None = None
     shared_bytes: int | None = None
+    bytes_moved: int | None = None  # per model call (profiling.roofline)
+    achieved_gbps: float | None = None
+    roofline_fraction: float | None = None  # achieved / measured device bandwidth
 
 
 @dataclass
@@ -45,10 +50,14 @@ class BaselineProfile:
     library_share: float = 0.0
     triton_share: float = 0.0
     ncu: bool = False
+    bandwidth_gbps: float | None = None  # measured on this device (profiling.roofline)
     notes: list[str] = field(default_factory=list)
 
     def share_of(self, name: str) -> float:
         return sum(k.share for k in self.kernels if k.name == name)
+
+    def kernel(self, name: str) -> KernelShare | None:
+        return next((k for k in self.kernels if k.name == name), None)
 
 
 def _device_time_us(evt) -> float:
@@ -104,7 +113,9 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
                 ks.shared_bytes = getattr(launcher, "shared", None)
             kernels.append(ks)
         gpu_total_ms = total_us / 1e3 / PROFILE_ITERS
+        bandwidth = _add_roofline(kernels, mod, req, run, notes)
     else:
+        bandwidth = None
         gpu_total_ms = timing.median_ms["baseline"]
         notes.append("no GPU: no per-kernel device times")
     return BaselineProfile(
@@ -115,5 +126,40 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
         kernels=kernels,
         library_share=sum(k.share for k in kernels if k.kind == "library"),
         triton_share=sum(k.share for k in kernels if k.kind == "triton"),
+        bandwidth_gbps=bandwidth,
         notes=notes,
     )
+
+
+def _add_roofline(kernels: list[KernelShare], mod, req: ProfileRequest, run, notes: list[str]) -> float | None:
+    """Bytes, achieved bandwidth and roofline fraction of each Triton kernel; the device's bandwidth.
+
+    A figure the profile cannot make (a kernel object that does not launch through
+    `run`, say) is left out with a note: the strategy then decides without it.
+    """
+    from profiling.roofline import bytes_per_call, measured_bandwidth_gbps
+
+    try:
+        moved = bytes_per_call(mod, {k: req.kernel_args.get(k, []) for k in req.triton_kernels}, run)
+        bandwidth = measured_bandwidth_gbps(req.device)
+    except Exception as exc:  # noqa: BLE001 - the profile stands without the roofline
+        notes.append(f"roofline not measured: {type(exc).__name__}: {exc}")
+        return None
+    # A kernel whose data could sit in L2 is not bound by DRAM bandwidth: no fraction for it.
+    min_bytes = ROOFLINE_MIN_L2_MULTIPLE * _l2_bytes(req.device)
+    for ks in kernels:
+        if ks.kind == "triton" and moved.get(ks.name) and ks.device_ms > 0:
+            ks.bytes_moved = moved[ks.name]
+            ks.achieved_gbps = ks.bytes_moved / (ks.device_ms * 1e-3) / 1e9
+            if ks.bytes_moved >= min_bytes:
+                ks.roofline_fraction = ks.achieved_gbps / bandwidth
+    notes.append(f"memory roofline: {bandwidth:.0f} GB/s measured on this device (copy or read, the faster); "
+                 f"fractions only for kernels moving at least {min_bytes / 1e6:.0f} MB "
+                 f"({ROOFLINE_MIN_L2_MULTIPLE}x L2)")
+    return bandwidth
+
+
+def _l2_bytes(device: str) -> int:
+    import torch
+
+    return int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 0)
