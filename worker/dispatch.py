@@ -186,11 +186,11 @@ class EmbeddedDispatcher:
     # -- a slot ---------------------------------------------------------------------------------
 
     def _next_job(self) -> str | None:
-        from service import jobs
+        from service import job_queries
         from worker.execute import _scope
 
         with _scope(self.settings) as s:
-            ids = jobs.queued_job_ids(s, limit=len(self._threads) + 8)
+            ids = job_queries.queued_job_ids(s, limit=len(self._threads) + 8)
         with self._cond:
             for job_id in ids:
                 if job_id not in self._taken:

@@ -201,10 +201,10 @@ class _Monitor(threading.Thread):
     def check_cancel(self) -> None:
         if self.cancel_touched:
             return
-        from service import jobs
+        from service import job_queries
 
         with _scope(self.settings) as s:
-            requested = jobs.is_cancel_requested(s, self.job_id)
+            requested = job_queries.is_cancel_requested(s, self.job_id)
         if requested:
             log.info("job %s: cancel requested; stopping at the next stage boundary", self.job_id)
             self.touch_cancel()

@@ -201,7 +201,7 @@ async def list_jobs(
                                         description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobList:
-    from service.jobs import list_jobs as list_team_jobs
+    from service.job_queries import list_jobs as list_team_jobs
 
     def read(session) -> JobList:
         try:
@@ -216,7 +216,7 @@ async def list_jobs(
 
 
 def _get_or_404(session, team: TeamRef, job_id: str):
-    from service.jobs import get_job
+    from service.job_queries import get_job
 
     job = get_job(session, team.id, job_id)
     if job is None:
@@ -244,7 +244,7 @@ async def get_job(job_id: JobId, request: Request, team: TeamDep) -> Response:
 
 
 def _get_job_statement():
-    """The team-scoped read of service.jobs.get_job, as one precompiled Core statement."""
+    """The team-scoped read of service.job_queries.get_job, as one precompiled Core statement."""
     from sqlalchemy import bindparam, select
 
     from storage.models import Job
@@ -287,7 +287,7 @@ async def job_events(
     after: Annotated[int | None, Query(ge=0, le=2**62, description="resume after this event id")] = None,
     last_event_id: Annotated[str | None, Header(max_length=32)] = None,
 ) -> StreamingResponse:
-    from service.jobs import events_after, get_job
+    from service.job_queries import events_after, get_job
 
     factory = request.app.state.read_sessionmaker
     # not SessionDep: a stream must not hold a connection while it lasts
@@ -326,7 +326,7 @@ def _artifact_out(job_id: str, a: Any) -> ArtifactOut:
 @router.get("/{job_id}/artifacts", response_model=ArtifactList, summary="The job's artifacts",
             responses={**AUTH, **NOT_FOUND})
 async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> ArtifactList:
-    from service.jobs import list_artifacts as team_artifacts
+    from service.job_queries import list_artifacts as team_artifacts
 
     def read(session) -> ArtifactList:
         rows = team_artifacts(session, team.id, job_id)
@@ -342,7 +342,7 @@ async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> Arti
                        200: {"content": {"application/octet-stream": {}}}})
 def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, pattern=PRINTABLE)], request: Request,
                       team: TeamDep) -> StreamingResponse:
-    from service.jobs import get_artifact
+    from service.job_queries import get_artifact
     from storage.blobs import BlobNotFound
 
     with request.app.state.read_sessionmaker() as session:  # closed before the (maybe long) download streams

@@ -20,7 +20,7 @@ def team_stats(
     until: Annotated[datetime | None, Query(description="jobs created before")] = None,
     tag: Tag = None,
 ) -> Stats:
-    from service.jobs import team_stats as compute
+    from service.job_queries import team_stats as compute
 
     since, until = _utc(since), _utc(until)
     if since is not None and until is not None and since > until:

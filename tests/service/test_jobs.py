@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from service import jobs
-from service.jobs import IdempotencyConflict, InvalidCursor, QueueFull
+from service import job_queries, jobs
+from service.job_queries import InvalidCursor
+from service.jobs import IdempotencyConflict, QueueFull
 from storage.models import Job, utcnow
 
 KERNEL = b"import triton\n# a kernel file\n"
@@ -27,9 +28,9 @@ def test_create_job_stores_input_and_queues(session, team_key, blobs, settings):
     assert job.problem_sha256 == hashlib.sha256(KERNEL).hexdigest() == job.input_blob
     assert blobs.read_bytes(job.input_blob) == KERNEL and blobs.read_bytes(job.weights_blob) == b"W"
     assert job.created_at.tzinfo is not None and job.options == {"dtype": "fp32"} and job.tag == "ci"
-    again = jobs.get_job(session, team_key.team.id, job.id)
+    again = job_queries.get_job(session, team_key.team.id, job.id)
     assert again.created_at == job.created_at and again.created_at.utcoffset() == timedelta(0)
-    assert [e.message for e in jobs.events_after(session, job.id, 0)] == ["queued"]
+    assert [e.message for e in job_queries.events_after(session, job.id, 0)] == ["queued"]
 
 
 def test_happy_path_with_artifacts(session, team_key, blobs, settings, tmp_path):
@@ -40,7 +41,7 @@ def test_happy_path_with_artifacts(session, team_key, blobs, settings, tmp_path)
     assert claimed.heartbeat_at is not None and claimed.started_at is not None
     assert jobs.heartbeat(session, job.id, "w1")
     assert jobs.set_stage(session, job.id, "search", 0.5)
-    assert jobs.get_job(session, tid, job.id).stage == "search"
+    assert job_queries.get_job(session, tid, job.id).stage == "search"
     (tmp_path / "report.json").write_text('{"ok": true}')
     (tmp_path / "optimized_module.py").write_text("class ModelNew: pass\n")
     result = {"outcome": "optimized", "speedup": 1.7, "cause": "2 kernels accepted", "error": None,
@@ -48,16 +49,16 @@ def test_happy_path_with_artifacts(session, team_key, blobs, settings, tmp_path)
     assert jobs.finish_job(session, job.id, "w1", result,
                            [("report.json", tmp_path / "report.json"),
                             ("optimized_module.py", tmp_path / "optimized_module.py")], blobs)
-    done = jobs.get_job(session, tid, job.id)
+    done = job_queries.get_job(session, tid, job.id)
     assert (done.status, done.outcome, done.speedup, done.progress) == ("succeeded", "optimized", 1.7, 1.0)
     assert done.result["noise_pct"] is None  # NaN is not valid JSON; stored as null
     assert done.finished_at >= done.started_at and done.gpu_seconds >= 0
-    arts = jobs.list_artifacts(session, tid, job.id)
+    arts = job_queries.list_artifacts(session, tid, job.id)
     assert [(a.name, a.content_type) for a in arts] == [("optimized_module.py", "text/x-python"),
                                                          ("report.json", "application/json")]
-    rep = jobs.get_artifact(session, tid, job.id, "report.json")
+    rep = job_queries.get_artifact(session, tid, job.id, "report.json")
     assert blobs.read_bytes(rep.blob_sha256) == b'{"ok": true}' and rep.size == 12
-    kinds = [e.data.get("status") for e in jobs.events_after(session, job.id, 0)]
+    kinds = [e.data.get("status") for e in job_queries.events_after(session, job.id, 0)]
     assert kinds == ["queued", "running", "succeeded"]
 
 
@@ -70,21 +71,21 @@ def test_illegal_transitions_are_refused(session, team_key, blobs, settings):
     assert not jobs.mark_cancelled(session, job.id, "w1")
     assert not jobs.heartbeat(session, job.id, "w1")
     assert not jobs.set_stage(session, job.id, "compile")
-    assert jobs.get_job(session, tid, job.id).status == "queued"
+    assert job_queries.get_job(session, tid, job.id).status == "queued"
     assert jobs.claim_job(session, job.id, "w1") is not None
     # A claimed job cannot be claimed again (a redelivered message) nor touched by another worker.
     assert jobs.claim_job(session, job.id, "w2") is None
     assert not jobs.heartbeat(session, job.id, "w2")
     assert not jobs.finish_job(session, job.id, "w2", {"outcome": "matched"}, [], blobs)
     assert jobs.fail_job(session, job.id, "w1", "SyntaxError: bad file")
-    failed = jobs.get_job(session, tid, job.id)
+    failed = job_queries.get_job(session, tid, job.id)
     assert (failed.status, failed.outcome, failed.error) == ("failed", "failed", "SyntaxError: bad file")
     # Terminal means terminal.
     assert not jobs.finish_job(session, job.id, "w1", {"outcome": "optimized"}, [], blobs)
     assert not jobs.mark_cancelled(session, job.id, "w1")
     assert jobs.claim_job(session, job.id, "w1") is None
     assert jobs.request_cancel(session, tid, job.id).status == "failed"
-    assert jobs.get_job(session, tid, job.id).status == "failed"
+    assert job_queries.get_job(session, tid, job.id).status == "failed"
 
 
 def test_cancel_queued_and_running(session, team_key, blobs, settings):
@@ -96,13 +97,13 @@ def test_cancel_queued_and_running(session, team_key, blobs, settings):
 
     running, _ = submit(session, tid, blobs, settings, data=b"b")
     jobs.claim_job(session, running.id, "w1")
-    assert not jobs.is_cancel_requested(session, running.id)
+    assert not job_queries.is_cancel_requested(session, running.id)
     c = jobs.request_cancel(session, tid, running.id)
     assert c.status == "running" and c.cancel_requested  # the worker stops between stages
-    assert jobs.is_cancel_requested(session, running.id)
+    assert job_queries.is_cancel_requested(session, running.id)
     assert not jobs.mark_cancelled(session, running.id, "w2")
     assert jobs.mark_cancelled(session, running.id, "w1")
-    assert jobs.get_job(session, tid, running.id).status == "cancelled"
+    assert job_queries.get_job(session, tid, running.id).status == "cancelled"
 
 
 def test_idempotency(session, make_team, blobs, settings):
@@ -188,12 +189,12 @@ def test_queue_full_retry_after_uses_recent_run_times(session, team_key, blobs, 
 def test_team_scoping(session, make_team, blobs, settings):
     mine, theirs = make_team().team.id, make_team().team.id
     job, _ = submit(session, theirs, blobs, settings)
-    assert jobs.get_job(session, mine, job.id) is None
+    assert job_queries.get_job(session, mine, job.id) is None
     assert jobs.request_cancel(session, mine, job.id) is None
-    assert jobs.get_job(session, theirs, job.id).status == "queued"  # untouched
-    assert jobs.list_jobs(session, mine) == ([], None)
-    assert jobs.list_artifacts(session, mine, job.id) is None
-    assert jobs.get_job(session, theirs, "no-such-job") is None
+    assert job_queries.get_job(session, theirs, job.id).status == "queued"  # untouched
+    assert job_queries.list_jobs(session, mine) == ([], None)
+    assert job_queries.list_artifacts(session, mine, job.id) is None
+    assert job_queries.get_job(session, theirs, "no-such-job") is None
 
 
 def test_pagination_is_stable_across_pages(session, team_key, blobs, settings):
@@ -203,18 +204,18 @@ def test_pagination_is_stable_across_pages(session, team_key, blobs, settings):
     same = made[2].created_at
     session.execute(update(Job).where(Job.id.in_([made[3].id, made[4].id])).values(created_at=same))
     session.commit()
-    page1, cur = jobs.list_jobs(session, tid, limit=3)
+    page1, cur = job_queries.list_jobs(session, tid, limit=3)
     assert len(page1) == 3 and cur
     # New jobs arriving between pages neither shift nor repeat the older pages.
     late = submit(session, tid, blobs, settings, data=b"late")[0]
-    page2, cur = jobs.list_jobs(session, tid, cursor=cur, limit=3)
-    page3, cur3 = jobs.list_jobs(session, tid, cursor=cur, limit=3)
+    page2, cur = job_queries.list_jobs(session, tid, cursor=cur, limit=3)
+    page3, cur3 = job_queries.list_jobs(session, tid, cursor=cur, limit=3)
     assert cur3 is None and len(page3) == 1
     seen = [j.id for j in page1 + page2 + page3]
     assert sorted(seen) == sorted(j.id for j in made) and late.id not in seen
     keys = [(j.created_at, j.id) for j in page1 + page2 + page3]
     assert keys == sorted(keys, reverse=True)  # newest first, total order
-    first, _ = jobs.list_jobs(session, tid, limit=50)
+    first, _ = job_queries.list_jobs(session, tid, limit=50)
     assert first[0].id == late.id and len(first) == 8
 
 
@@ -224,14 +225,14 @@ def test_list_filters_and_bad_cursor(session, team_key, blobs, settings):
     b, _ = submit(session, tid, blobs, settings, data=b"b")
     jobs.claim_job(session, b.id, "w")
     jobs.finish_job(session, b.id, "w", {"outcome": "matched", "speedup": 1.0}, [], blobs)
-    assert [j.id for j in jobs.list_jobs(session, tid, status="queued")[0]] == [a.id]
-    assert [j.id for j in jobs.list_jobs(session, tid, outcome="matched")[0]] == [b.id]
-    assert [j.id for j in jobs.list_jobs(session, tid, tag="suite-a")[0]] == [a.id]
-    assert {j.id for j in jobs.list_jobs(session, tid, created_after=a.created_at)[0]} == {a.id, b.id}
-    assert [j.id for j in jobs.list_jobs(session, tid, created_before=b.created_at)[0]] == [a.id]
-    for bad in ("garbage!", "eyJ0IjoxfQ", jobs.encode_cursor(a)[:-3]):
+    assert [j.id for j in job_queries.list_jobs(session, tid, status="queued")[0]] == [a.id]
+    assert [j.id for j in job_queries.list_jobs(session, tid, outcome="matched")[0]] == [b.id]
+    assert [j.id for j in job_queries.list_jobs(session, tid, tag="suite-a")[0]] == [a.id]
+    assert {j.id for j in job_queries.list_jobs(session, tid, created_after=a.created_at)[0]} == {a.id, b.id}
+    assert [j.id for j in job_queries.list_jobs(session, tid, created_before=b.created_at)[0]] == [a.id]
+    for bad in ("garbage!", "eyJ0IjoxfQ", job_queries.encode_cursor(a)[:-3]):
         with pytest.raises(InvalidCursor):
-            jobs.list_jobs(session, tid, cursor=bad)
+            job_queries.list_jobs(session, tid, cursor=bad)
 
 
 def test_events_resume_after_id(session, team_key, blobs, settings):
@@ -239,8 +240,8 @@ def test_events_resume_after_id(session, team_key, blobs, settings):
     jobs.claim_job(session, job.id, "w")
     ids = [jobs.add_event(session, job.id, "search", "progress", f"step {i}", {"i": i}) for i in range(5)]
     assert ids == sorted(ids) and len(set(ids)) == 5
-    after = jobs.events_after(session, job.id, ids[1])
+    after = job_queries.events_after(session, job.id, ids[1])
     assert [e.id for e in after] == ids[2:] and [e.data["i"] for e in after] == [2, 3, 4]
-    assert [e.id for e in jobs.events_after(session, job.id, ids[1], limit=2)] == ids[2:4]
-    assert jobs.events_after(session, job.id, ids[-1]) == []
+    assert [e.id for e in job_queries.events_after(session, job.id, ids[1], limit=2)] == ids[2:4]
+    assert job_queries.events_after(session, job.id, ids[-1]) == []
     assert after[0].stage == "search" and after[0].kind == "progress" and not math.isnan(after[0].at.timestamp())

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from service import jobs
+from service import job_queries, jobs
 from storage.models import Job, utcnow
 
 from .test_jobs import submit
@@ -28,7 +28,7 @@ def test_requeue_stale_up_to_the_limit_then_crashed(session, team_key, blobs, se
         _age_heartbeat(session, job.id, 120)
         requeued, crashed = jobs.requeue_stale(session, heartbeat_timeout_s=60, max_attempts=3)
         assert job.id in requeued and job.id not in crashed
-        j = jobs.get_job(session, tid, job.id)
+        j = job_queries.get_job(session, tid, job.id)
         assert (j.status, j.worker_id, j.heartbeat_at, j.attempts) == ("queued", None, None, attempt)
         assert 9 <= j.gpu_seconds / attempt <= 11  # each lost attempt ran ~10 s until its last heartbeat
         # The lost worker, if it comes back, owns nothing any more.
@@ -38,12 +38,12 @@ def test_requeue_stale_up_to_the_limit_then_crashed(session, team_key, blobs, se
     _age_heartbeat(session, job.id, 120)
     requeued, crashed = jobs.requeue_stale(session, heartbeat_timeout_s=60, max_attempts=3)
     assert job.id in crashed and job.id not in requeued
-    j = jobs.get_job(session, tid, job.id)
+    j = job_queries.get_job(session, tid, job.id)
     assert j.status == "crashed" and j.finished_at is not None and j.attempts == 3
     assert "no heartbeat for 60 s on attempt 3 of 3" in j.error
     assert jobs.claim_job(session, job.id, "w4") is None
     assert job.id not in sum(jobs.requeue_stale(session, 60, 3), [])  # crashed is final
-    statuses = [e.data["status"] for e in jobs.events_after(session, job.id, 0)]
+    statuses = [e.data["status"] for e in job_queries.events_after(session, job.id, 0)]
     assert statuses == ["queued", "running", "queued", "running", "queued", "running", "crashed"]
 
 
@@ -59,8 +59,8 @@ def test_fresh_heartbeat_is_left_alone_and_cancel_requested_ends_cancelled(sessi
     _age_heartbeat(session, doomed.id, 600)
     requeued, crashed = jobs.requeue_stale(session, heartbeat_timeout_s=60, max_attempts=3)
     assert alive.id not in requeued + crashed and doomed.id not in requeued + crashed
-    assert jobs.get_job(session, tid, alive.id).status == "running"
-    assert jobs.get_job(session, tid, doomed.id).status == "cancelled"
+    assert job_queries.get_job(session, tid, alive.id).status == "running"
+    assert job_queries.get_job(session, tid, doomed.id).status == "cancelled"
 
 
 def _race(n, fn):
@@ -96,7 +96,7 @@ def test_concurrent_claims_exactly_one_wins(session_factory, team_key, blobs, se
         winners = [w for w in _race(4, claim) if w is not None]
         assert len(winners) == 1
         with session_factory() as s:
-            j = jobs.load_job(s, job_id)
+            j = job_queries.load_job(s, job_id)
             assert j.attempts == 1 and j.worker_id == winners[0]
 
 
@@ -112,4 +112,4 @@ def test_concurrent_posts_with_one_idempotency_key_make_one_job(session_factory,
     assert len({job_id for job_id, _ in out}) == 1
     assert sum(created for _, created in out) == 1
     with session_factory() as s:
-        assert len(jobs.list_jobs(s, tid)[0]) == 1
+        assert len(job_queries.list_jobs(s, tid)[0]) == 1

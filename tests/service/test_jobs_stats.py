@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import update
 
-from service import jobs
+from service import job_queries
 from storage.models import Job
 
 from .test_jobs import submit
@@ -42,7 +42,7 @@ def built(session, team_key, blobs, settings):
 
 
 def test_stats_counts_geomeans_and_gpu_hours(session, built):
-    s = jobs.team_stats(session, built)
+    s = job_queries.team_stats(session, built)
     assert s["total"] == 10
     assert s["by_status"] == {"queued": 1, "running": 1, "succeeded": 5, "failed": 1, "cancelled": 1, "crashed": 1}
     assert s["outcomes"] == {"optimized": 3, "matched": 1, "fallback": 1, "failed": 1, "crashed": 1, "cancelled": 1}
@@ -54,20 +54,20 @@ def test_stats_counts_geomeans_and_gpu_hours(session, built):
 
 
 def test_stats_time_range_and_tag(session, built):
-    recent = jobs.team_stats(session, built, since=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    recent = job_queries.team_stats(session, built, since=datetime(2024, 1, 1, tzinfo=timezone.utc))
     assert recent["total"] == 9 and recent["finished"] == 6
     assert recent["geomean_speedup"] == pytest.approx(16 ** (1 / 6))
     assert recent["gpu_hours"] == pytest.approx(6400 / 3600)
-    old = jobs.team_stats(session, built, until=datetime(2024, 1, 1, tzinfo=timezone.utc))
+    old = job_queries.team_stats(session, built, until=datetime(2024, 1, 1, tzinfo=timezone.utc))
     assert old["total"] == 1 and old["geomean_speedup"] == pytest.approx(4.0)
-    a = jobs.team_stats(session, built, tag="a")
+    a = job_queries.team_stats(session, built, tag="a")
     assert a["total"] == 4 and a["outcomes"]["optimized"] == 2 and a["outcomes"]["failed"] == 1
     assert a["geomean_speedup"] == pytest.approx(16 ** (1 / 3))  # 2, 8, and the failed job at 1.0
-    assert jobs.team_stats(session, built, since=datetime.now(timezone.utc) + timedelta(days=1))["total"] == 0
+    assert job_queries.team_stats(session, built, since=datetime.now(timezone.utc) + timedelta(days=1))["total"] == 0
 
 
 def test_stats_of_an_empty_team(session, make_team):
-    s = jobs.team_stats(session, make_team().team.id)
+    s = job_queries.team_stats(session, make_team().team.id)
     assert s["total"] == 0 and s["finished"] == 0 and s["gpu_hours"] == 0
     assert s["geomean_speedup"] is None and s["geomean_speedup_optimized"] is None
     assert not any(math.isnan(v) for v in s["by_status"].values())

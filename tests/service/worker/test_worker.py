@@ -48,11 +48,11 @@ def enqueue(settings, job_id: str) -> None:
 
 
 def load(settings, job_id: str):
-    from service import jobs
+    from service import job_queries
     from worker.execute import _scope
 
     with _scope(settings) as s:
-        return jobs.load_job(s, job_id)
+        return job_queries.load_job(s, job_id)
 
 
 def wait_for(settings, job_id: str, statuses=TERMINAL, timeout: float = 90, seen: list | None = None,
@@ -72,11 +72,11 @@ def wait_for(settings, job_id: str, statuses=TERMINAL, timeout: float = 90, seen
 
 
 def events(settings, job_id: str):
-    from service import jobs
+    from service import job_queries
     from worker.execute import _scope
 
     with _scope(settings) as s:
-        return jobs.events_after(s, job_id, 0, limit=10000)
+        return job_queries.events_after(s, job_id, 0, limit=10000)
 
 
 def artifacts(settings, job_id: str):
