@@ -111,16 +111,43 @@ def run_in_child(
         parent_conn.close()
 
 
-def _kill_group(proc) -> None:
-    """Kill the child and anything it started (its process group), if still there."""
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc; best effort, empty elsewhere)."""
+    from pathlib import Path
+
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+        for child in children:
+            found += [child] + descendants(child)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL `pid`, its process group, and every process below it.
+
+    A stage child leads a process group of its own (os.setsid), so killing a
+    job's group alone would leave its stage children, and their GPU work,
+    running: the tree is collected first, then every member and its group killed.
+    """
     import signal
 
+    for p in descendants(pid) + [pid]:  # `pid` last: it may be this very process
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(p, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError, OSError):
+                pass
+
+
+def _kill_group(proc) -> None:
+    """Kill the child and everything it started, if still there."""
     if proc.pid is None:
         return
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
+    kill_tree(proc.pid)
     if proc.is_alive():
         proc.kill()
 

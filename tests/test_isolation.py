@@ -124,3 +124,25 @@ def test_an_unclosed_session_does_not_hang_interpreter_exit(tmp_path):
                           env={**os.environ, "PYTHONPATH": root})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "36"
+
+
+def _job_that_hangs(pid_file):
+    """A job child whose stage runs in a process group of its own (as stage children do), then hangs."""
+    import subprocess
+
+    stage = subprocess.Popen(["setsid", "sleep", "60"])
+    with open(pid_file, "w") as f:
+        f.write(str(stage.pid))
+    time.sleep(60)
+
+
+def test_timeout_kills_stages_in_process_groups_of_their_own(tmp_path):
+    pid_file = tmp_path / "stage.pid"
+    with pytest.raises(ChildError) as err:
+        run_in_child(_job_that_hangs, str(pid_file), timeout_s=10)
+    assert err.value.kind == "timeout"
+    stage = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(stage) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(stage), "a timed-out job left its stage running"

@@ -31,14 +31,13 @@ import json
 import logging
 import os
 import shutil
-import signal
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isolation import ChildError, run_in_child
+from isolation import ChildError, kill_tree, run_in_child
 
 log = logging.getLogger("kernelopt.worker")
 
@@ -132,26 +131,9 @@ def _watch_parent(parent_pid: int) -> None:
         while True:
             time.sleep(1.0)
             if os.getppid() != parent_pid:
-                _kill_descendants(os.getpid())
-                os.killpg(os.getpgrp(), signal.SIGKILL)
+                kill_tree(os.getpid())
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def _kill_descendants(pid: int) -> None:
-    """Best effort (Linux /proc): SIGKILL every descendant of `pid`."""
-    children: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            children += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, ValueError):
-            pass
-    for child in children:
-        _kill_descendants(child)
-        try:
-            os.kill(child, signal.SIGKILL)
-        except OSError:
-            pass
 
 
 # --------------------------------------------------------------------------- the monitor thread
