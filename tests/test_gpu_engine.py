@@ -99,6 +99,31 @@ def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kern
     assert all(r[3] is not None and r[3] > 0 for r in passed)
 
 
+def _profile(arg):
+    workdir, problem = arg
+    from compiled.graph import CapturedGraph
+    from profiling.baseline import ProfileRequest, profile_baseline
+
+    graph = decompose(Path(CapturedGraph.load(workdir).module_path).read_text())
+    return profile_baseline(ProfileRequest(problem, workdir, list(graph.kernels),
+                                           kernel_args={n: k.arg_names for n, k in graph.kernels.items()}))
+
+
+@pytest.mark.parametrize("problem", ["level1/01_gelu_tanh.py", "level1/10_softmax.py"])
+def test_roofline_bytes_describe_the_kernels(tmp_path, problem):
+    """The memory roofline is measured, and the byte count never has a big kernel beat it by much."""
+    path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / problem)
+    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600)
+    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300)
+    assert not any("roofline not measured" in n for n in prof.notes), prof.notes
+    assert 1000 < prof.bandwidth_gbps < 10000, prof.bandwidth_gbps  # an H200 copies at ~4.3 TB/s
+    triton = [k for k in prof.kernels if k.kind == "triton"]
+    assert triton and all(k.bytes_moved for k in triton)
+    fractions = {k.name: k.roofline_fraction for k in triton if k.roofline_fraction is not None}
+    assert fractions, "these kernels move GBs: each should get a roofline fraction"
+    assert all(0 < f < 1.25 for f in fractions.values()), fractions
+
+
 def test_whole_job_ends_with_an_outcome_and_artifacts(tmp_path):
     from pipeline.check import CheckRequest, run_check
     from pipeline.job import run_job
@@ -106,6 +131,7 @@ def test_whole_job_ends_with_an_outcome_and_artifacts(tmp_path):
 
     result = run_job(str(PROBLEMS / "softmax_rows.py"), tmp_path, JobOptions(time_budget_s=400))
     assert result.outcome in ("optimized", "matched", "fallback"), result
+    assert set(result.stage_seconds) >= {"load", "compile", "decompose", "profile"}
     for name in ("report.json", "report.md", "baseline_module.py", "optimized_module.py", "trajectory.jsonl",
                  "events.jsonl"):
         assert (tmp_path / name).exists(), name
