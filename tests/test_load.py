@@ -83,3 +83,29 @@ def test_weights_that_do_not_fit_are_a_clear_error(tmp_path):
     (tmp_path / "junk.safetensors").write_bytes(b"not a safetensors file")
     with pytest.raises(ProblemError, match="not a readable safetensors file"):
         build_model(mod, "cpu", torch.float32, weights=tmp_path / "junk.safetensors")
+
+
+def test_inputs_and_parameters_are_made_on_the_job_device(tmp_path):
+    """get_inputs() and Model(...) run under torch.device(<device>): a 40 GB draw on the
+    "meta" device costs nothing, so nothing was made on the CPU and then moved."""
+    import torch
+
+    from load.problem import build_model, import_problem, make_inputs
+
+    path = tmp_path / "huge.py"
+    path.write_text(
+        "import torch\nimport torch.nn as nn\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.proj = nn.Linear(100_000, 100_000)\n"  # 40 GB of weights
+        "    def forward(self, x):\n"
+        "        return self.proj(x)\n"
+        "def get_inputs():\n"
+        "    return [torch.randn(100_000, 100_000)]\n"  # 40 GB of input
+        "def get_init_inputs():\n"
+        "    return []\n")
+    mod = import_problem(path)
+    (x,) = make_inputs(mod, seed=0, device="meta", dtype=torch.float32)
+    model = build_model(mod, "meta", torch.float32)
+    assert x.device.type == "meta" and model.proj.weight.device.type == "meta"
