@@ -66,13 +66,16 @@ def request_hash(data: bytes, options: dict | None, weights: bytes | None, tag: 
 
 
 # SQLite has no row locks (FOR UPDATE is ignored); the embedded server is one
-# process, so a lock there serialises count-then-insert across its threads.
+# process, so a lock there serialises count-then-insert across its threads (all
+# teams at once: SQLite serialises writers anyway).
 _sqlite_submit_lock = threading.Lock()
 
 
 @contextmanager
 def _team_submission_lock(session: Session, team_id: int):
-    """Serialise one team's submissions, so that count-then-insert cannot overshoot its queue limit."""
+    """Serialise a team's submissions, so that count-then-insert cannot overshoot its queue limit.
+
+    PostgreSQL: a row lock on the team, held until the transaction ends."""
     if session.get_bind().dialect.name == "sqlite":
         with _sqlite_submit_lock:
             yield
