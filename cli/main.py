@@ -45,7 +45,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(f"\noutcome: {result.outcome} — {result.cause}")
-        if result.speedup is not None and result.baseline_ms is not None:
+        if result.cause.startswith("no-gpu"):
+            print("speed: not measured (no GPU; times on the Triton interpreter say nothing about a GPU)")
+        elif result.speedup is not None and result.baseline_ms is not None:
             print(f"speedup vs compiler baseline: {result.speedup:.3f}x "
                   f"(baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)")
         print(f"report: {workdir / 'report.md'}")

@@ -28,6 +28,7 @@ def test_optimize_without_a_problem_says_what_it_needs_and_runs_the_kernel_defau
     assert "needs a CUDA GPU" in proc.stdout
     assert "Triton interpreter" in proc.stdout
     assert "outcome: fallback — no-gpu" in proc.stdout
+    assert "speed: not measured" in proc.stdout and "speedup vs compiler baseline" not in proc.stdout
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["load"]["kind"] == "kernel"
     assert report["result"]["outcome"] == "fallback"
