@@ -142,11 +142,11 @@ def _add_roofline(kernels: list[KernelShare], mod, req: ProfileRequest, run, not
     try:
         moved = bytes_per_call(mod, {k: req.kernel_args.get(k, []) for k in req.triton_kernels}, run)
         bandwidth = measured_bandwidth_gbps(req.device)
+        # A kernel whose data could sit in L2 is not bound by DRAM bandwidth: no fraction for it.
+        min_bytes = ROOFLINE_MIN_L2_MULTIPLE * _l2_bytes(req.device)
     except Exception as exc:  # noqa: BLE001 - the profile stands without the roofline
         notes.append(f"roofline not measured: {type(exc).__name__}: {exc}")
         return None
-    # A kernel whose data could sit in L2 is not bound by DRAM bandwidth: no fraction for it.
-    min_bytes = ROOFLINE_MIN_L2_MULTIPLE * _l2_bytes(req.device)
     for ks in kernels:
         if ks.kind == "triton" and moved.get(ks.name) and ks.device_ms > 0:
             ks.bytes_moved = moved[ks.name]

@@ -87,7 +87,6 @@ def measured_bandwidth_gbps(device: str = "cuda", nbytes: int = BANDWIDTH_PROBE_
     timing = bench_interleaved({"copy": lambda: dst.copy_(src), "read": lambda: src.sum()}, rounds=3)
     copy_gbps = 2 * nbytes / (timing.median_ms["copy"] * 1e-3) / 1e9
     read_gbps = nbytes / (timing.median_ms["read"] * 1e-3) / 1e9
-    del src, dst
     return max(copy_gbps, read_gbps)
 
 
