@@ -66,7 +66,7 @@ def render_markdown(report: dict) -> str:
     lines += [
         f"- Precision policy: `{r['precision']}`; deployed code computes in reduced precision: "
         f"{'yes' if r['reduced_precision'] else 'no'}",
-        f"- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
+        "- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
         "",
     ]
     prof = report.get("profile")

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Callable
 
-import pytest
 import torch
 
 from compiled.runtime import load_kernel_module
