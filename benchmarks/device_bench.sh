@@ -14,7 +14,12 @@ cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-runs/out}
 mkdir -p "$OUT" "runs/$name"
+# Every process of this bench inherits the marker; a stopped bench's job children
+# (orphaned, in process groups of their own) are found by it and nothing else is.
+export KERNELOPT_BENCH_RUN="$name.$$"
 timeout -k 10 "$seconds" scripts/kernelopt bench benchmarks/problems --out "runs/$name" "$@" 2>&1 | tee "$OUT/$name.log"
-pkill -9 -f "multiprocessing" 2>/dev/null  # children of a stopped bench
+for pid in $(grep -l -a -s "KERNELOPT_BENCH_RUN=$KERNELOPT_BENCH_RUN" /proc/[0-9]*/environ | cut -d/ -f3); do
+  [ "$pid" != "$$" ] && kill -9 "$pid" 2>/dev/null
+done
 tar czf "$OUT/$name.tgz" --exclude='*.pt' --exclude='*.safetensors' -C runs "$name"
 cp "runs/$name/bench.md" "$OUT/$name.md" 2>/dev/null || true
