@@ -20,7 +20,8 @@ def main(argv: list[str]) -> int:
     for problem in argv[1:]:
         name = Path(problem).stem
         try:
-            cg = run_in_child(capture_model, CaptureRequest(problem, str(out / name)), timeout_s=600)
+            cg = run_in_child(capture_model, CaptureRequest(problem, str(out / name)), timeout_s=600,
+                              scratch=out / name, read_only=[problem])
             print(f"{name}: {len(cg.args)} args, compile {cg.compile_seconds:.1f} s, "
                   f"bit-exact re-stitch: {cg.restitch_bit_exact}", flush=True)
             failures += not cg.restitch_bit_exact

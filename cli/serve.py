@@ -63,6 +63,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if sqlite or args.migrate:
         upgrade_database(url)
+    from service.sandbox_gate import require_sandbox, sandbox_status
+
+    refusal = require_sandbox(settings, "kernelopt serve")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     # The embedded default starts usable in one command; a PostgreSQL deployment gets its teams and
     # keys from an operator (kernelopt teams create / keys create), never from a server log.
     key = ensure_default_team(settings) if sqlite else None
@@ -71,6 +77,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     print(f"  database: {'SQLite ' + url.split('///', 1)[-1] if sqlite else 'PostgreSQL'}")
     print(f"  queue:    {'Redis/Celery' if settings.broker_url else 'in-process (embedded dispatcher)'}")
     print(f"  data:     {os.path.abspath(settings.data_dir)}")
+    print(f"  sandbox:  {sandbox_status(settings).check()}")
     if key:
         print("\nCreated team 'default'. Its API key, shown only once:\n")
         print(f"    {key}\n")

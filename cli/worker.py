@@ -123,6 +123,12 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print("kernelopt worker: needs KERNELOPT_DATABASE_URL (PostgreSQL) and KERNELOPT_BROKER_URL (Redis).\n"
               "On a single machine without them, `kernelopt serve` runs jobs in-process instead.", file=sys.stderr)
         return 2
+    from service.sandbox_gate import require_sandbox
+
+    refusal = require_sandbox(settings, "kernelopt worker")
+    if refusal:
+        print(refusal, file=sys.stderr)
+        return 2
     try:
         slots = detect_slots(args.gpus)
     except ValueError as exc:

@@ -1,4 +1,6 @@
-"""The one place that starts child processes for stages that touch a GPU or run untrusted code."""
-from isolation.child import ChildError, ChildSession, kill_tree, run_in_child
+"""The one place that starts child processes: each in the sandbox (isolation.sandbox)."""
+from isolation.child import ChildError, ChildErrorKind, ChildSession, job_sandbox, kill_tree, run_in_child, sandbox_layers
+from isolation.sandbox import Layer, Layers
 
-__all__ = ["ChildError", "ChildSession", "kill_tree", "run_in_child"]
+__all__ = ["ChildError", "ChildErrorKind", "ChildSession", "Layer", "Layers", "job_sandbox", "kill_tree",
+           "run_in_child", "sandbox_layers"]

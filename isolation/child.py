@@ -1,78 +1,218 @@
-"""Run one stage function in a fresh child process.
+"""Run stage functions in child processes, each started in the sandbox.
 
 Every stage that imports a submission, launches a kernel or touches CUDA runs
-here: a crash, an illegal memory access, a hang or a `sys.exit` in submitted
-code ends only the child, and the parent gets a `ChildError` that says which.
-The parent never initialises CUDA, so it can fork-free start any number of
-children and pin each to a GPU through its environment.
+in a child: a crash, an illegal memory access, a hang or a `sys.exit` in
+submitted code ends only the child, and the parent gets a `ChildError` that
+says which. A child is started with an explicit command (`python -m
+isolation.entry`) inside the sandbox (`isolation.sandbox`: its own uid, an
+allow-listed environment, no network, its own PID namespace, a fresh root where
+only its scratch directory is writable, rlimits), and its reply is decoded
+with `isolation.safe_pickle`, so submitted code can neither reach the service
+nor run code in the parent through its answer.
+
+The parent never initialises CUDA, so it can start any number of children and
+pin each to a GPU through its environment.
 """
 from __future__ import annotations
 
 import atexit
-import multiprocessing as mp
-import multiprocessing.util  # noqa: F401 - registers its exit handler before ours (see _open_sessions)
+import json
 import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import threading
-import traceback
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from enum import Enum
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any, Callable, Sequence, TypeVar
+
+from isolation import safe_pickle
+from isolation.sandbox import (Confinement, Layer, Layers, SandboxPolicy, UidLease, child_environment, command, give_to,
+                               lease_uid, probe_layers, rlimits_for, uses_gpu)
 
 In = TypeVar("In")
 Out = TypeVar("Out")
 
-# `spawn` environments are copied from os.environ when the child starts, and
-# some variables (TRITON_INTERPRET, CUDA_VISIBLE_DEVICES) must be in place
-# before the child imports anything; the lock keeps concurrent starts apart.
-_env_lock = threading.Lock()
 
-
-def _start_with_env(proc, env: dict[str, str] | None) -> None:
-    """Start `proc` with `env` added to the environment it copies at start."""
-    with _env_lock:
-        saved = {k: os.environ.get(k) for k in (env or {})}
-        os.environ.update(env or {})
-        try:
-            proc.start()
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+class ChildErrorKind(str, Enum):
+    EXCEPTION = "exception"  # the stage raised (exc_type names the exception)
+    TIMEOUT = "timeout"
+    CRASH = "crash"  # died without an answer: segfault, CUDA abort, a kill by an rlimit or the OOM killer
+    PROTOCOL = "protocol"  # answered with something that is not a result (see safe_pickle)
 
 
 @dataclass
 class ChildError(Exception):
     """A stage's child process did not return a result."""
 
-    kind: str  # "exception" | "timeout" | "crash"
+    kind: str  # a ChildErrorKind value
     message: str
     traceback: str = ""
+    exc_type: str = ""  # for kind "exception": the exception's class name in the child
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
 
 
-def _lead_process_group() -> None:
-    # Lead a process group of our own, so that a timeout kills this child and
-    # every process it started (a job child starts stage children of its own;
-    # Inductor starts compile workers).
-    try:
-        os.setsid()
-    except OSError:
-        pass
+# --------------------------------------------------------------------------- the job's sandbox
+
+# The uid held by the job this thread orchestrates (threads: the embedded dispatcher's slots, bench's GPUs).
+_held = threading.local()
 
 
-def _child_main(conn, fn: Callable[[Any], Any], arg: Any) -> None:
-    _lead_process_group()
-    try:
-        result = fn(arg)
-        conn.send(("ok", result))
-    except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
-        conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-    finally:
-        conn.close()
+def _job_lease() -> UidLease | None:
+    return getattr(_held, "lease", None)
+
+
+def sandbox_policy() -> SandboxPolicy:
+    return SandboxPolicy.from_env()
+
+
+def sandbox_layers() -> Layers:
+    return probe_layers(sandbox_policy())
+
+
+class job_sandbox:
+    """Hold one sandbox uid for a whole job, so that all its children share their scratch files.
+
+    Without it a parent running as root leases a uid per child. Not needed (a
+    no-op) where the process is not root: its children keep its uid.
+    """
+
+    def __init__(self) -> None:
+        self.lease: UidLease | None = None
+
+    def __enter__(self) -> "job_sandbox":
+        policy = sandbox_policy()
+        if policy.enabled and sandbox_layers().on(Layer.UID) and _job_lease() is None:
+            self.lease = lease_uid(policy)
+            _held.lease = self.lease
+        return self
+
+    @property
+    def uid(self) -> int | None:
+        return self.lease.uid if self.lease else None
+
+    def __exit__(self, *exc) -> None:
+        if self.lease:
+            _held.lease = None
+            self.lease.release()
+
+
+# --------------------------------------------------------------------------- one child process
+
+class _Child:
+    """One started child: the process (group leader) and the parent's end of its socket."""
+
+    def __init__(self, env: dict[str, str] | None, scratch: str | os.PathLike | None,
+                 read_only: Sequence[str | os.PathLike], trusted: bool, uid: int | None = None):
+        policy = sandbox_policy()
+        layers = sandbox_layers()
+        self._tmp_scratch: str | None = None
+        self._own_lease: UidLease | None = None
+        if scratch is None:
+            self._tmp_scratch = tempfile.mkdtemp(prefix="kernelopt-scratch-")
+            os.chmod(self._tmp_scratch, 0o700)
+            scratch = self._tmp_scratch
+        scratch_path = Path(scratch).resolve()
+        scratch_path.mkdir(parents=True, exist_ok=True)
+        if uid is None and policy.enabled and layers.on(Layer.UID):
+            lease = _job_lease()
+            if lease is None:
+                lease = self._own_lease = lease_uid(policy)
+            uid = lease.uid if lease else None
+        gpu = uses_gpu({**os.environ, **(env or {})})
+        confinement = Confinement(scratch=scratch_path, read_only=tuple(Path(os.path.abspath(p)) for p in read_only),
+                                  uid=uid, gpu=gpu, isolate=policy.enabled and not trusted)
+        child_env = child_environment(scratch_path, env)
+        for d in (child_env["HOME"], child_env["XDG_CACHE_HOME"]):
+            os.makedirs(d, exist_ok=True)
+        give_to(scratch_path, uid)
+        parent_sock, child_sock = socket.socketpair()
+        inner = [sys.executable, "-m", "isolation.entry", str(child_sock.fileno()),
+                 json.dumps(rlimits_for(policy, confinement))]
+        argv = command(confinement, inner, layers) if policy.enabled else inner
+        try:
+            self.proc = subprocess.Popen(argv, env=child_env, cwd=str(scratch_path), pass_fds=(child_sock.fileno(),),
+                                         start_new_session=True, stdin=subprocess.DEVNULL)
+        finally:
+            child_sock.close()
+        self.conn = Connection(parent_sock.detach())
+
+    def call(self, fn: Callable[[In], Out], arg: In, timeout_s: float) -> Out:
+        try:
+            self.conn.send_bytes(_dumps((fn, arg)))
+            if not self.conn.poll(timeout_s):
+                raise ChildError(ChildErrorKind.TIMEOUT.value, f"{_name(fn)} did not finish within {timeout_s:.0f} s")
+            data = self.conn.recv_bytes()
+        except (EOFError, OSError):
+            code = self.proc.poll()
+            if code is None:
+                try:
+                    code = self.proc.wait(2)
+                except subprocess.TimeoutExpired:
+                    pass
+            raise ChildError(ChildErrorKind.CRASH.value,
+                             f"{_name(fn)} died without a result (exit code {_exit_code(code)})") from None
+        try:
+            msg = safe_pickle.loads(data)
+        except Exception as exc:  # noqa: BLE001 - whatever the child sent, it is not a result
+            raise ChildError(ChildErrorKind.PROTOCOL.value,
+                             f"{_name(fn)} answered with something that is not a result: {exc}") from None
+        if isinstance(msg, tuple) and len(msg) == 2 and msg[0] == "ok":
+            return msg[1]
+        if isinstance(msg, tuple) and len(msg) == 4 and msg[0] == "error":
+            _, exc_type, text, tb = msg
+            raise ChildError(ChildErrorKind.EXCEPTION.value, f"{exc_type}: {text}", str(tb), str(exc_type))
+        raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} answered with a malformed message")
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def close(self, graceful: bool = True) -> None:
+        if graceful and self.alive():
+            try:
+                self.conn.send_bytes(_dumps(None))
+                self.proc.wait(2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        kill_tree(self.proc.pid)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.conn.close()
+        if self._own_lease is not None:
+            self._own_lease.release()
+            self._own_lease = None
+        if self._tmp_scratch is not None:
+            shutil.rmtree(self._tmp_scratch, ignore_errors=True)
+            self._tmp_scratch = None
+
+
+def _dumps(obj: Any) -> bytes:
+    import pickle
+
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _exit_code(code: int | None) -> str:
+    """An exit status for people: a signal by name (bubblewrap reports one as 128 + its number)."""
+    if code is None:
+        return "unknown"
+    sig = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else None
+    if sig is not None:
+        try:
+            return f"{code}, {signal.Signals(sig).name}"
+        except ValueError:
+            pass
+    return str(code)
 
 
 def run_in_child(
@@ -81,40 +221,33 @@ def run_in_child(
     *,
     timeout_s: float,
     env: dict[str, str] | None = None,
+    scratch: str | os.PathLike | None = None,
+    read_only: Sequence[str | os.PathLike] = (),
+    trusted: bool = False,
+    uid: int | None = None,
 ) -> Out:
-    """Call `fn(arg)` in a spawned process and return its result.
+    """Call `fn(arg)` in a sandboxed child process and return its result.
 
-    `fn` must be a module-level function and `arg` and the result picklable.
-    Raises ChildError on an exception in the child, a timeout (the child is
-    killed) or a crash (the child died without answering: segfault, CUDA abort,
-    out-of-memory kill).
+    `fn` must be a module-level function and `arg` and the result picklable
+    (the result: plain data, see safe_pickle). `scratch` is the child's one
+    writable directory (None: a fresh private one, removed afterwards) and
+    `read_only` what else it may read. `trusted=True` is for children that run
+    no submitted code (the orchestrator of a job): curated environment and
+    uid, but no namespaces. Raises ChildError on an exception in the child, a
+    timeout (the child is killed), a crash (it died without answering) or a
+    reply that is not a result.
     """
-    ctx = mp.get_context("spawn")
-    parent_conn, child_conn = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child_conn, fn, arg), daemon=False)
-    _start_with_env(proc, env)
-    child_conn.close()
+    child = _Child(env, scratch, read_only, trusted, uid)
     try:
-        if not parent_conn.poll(timeout_s):
-            raise ChildError("timeout", f"{_name(fn)} did not finish within {timeout_s:.0f} s")
-        try:
-            msg = parent_conn.recv()
-        except EOFError:
-            proc.join(5)
-            raise ChildError("crash", f"{_name(fn)} died without a result (exit code {proc.exitcode})")
-        if msg[0] == "ok":
-            return msg[1]
-        raise ChildError("exception", msg[1], msg[2])
+        return child.call(fn, arg, timeout_s)
     finally:
-        _kill_group(proc)
-        proc.join(10)
-        parent_conn.close()
+        child.close(graceful=False)
 
+
+# --------------------------------------------------------------------------- killing
 
 def descendants(pid: int) -> list[int]:
     """Every process below `pid` (Linux /proc; best effort, empty elsewhere)."""
-    from pathlib import Path
-
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
@@ -129,12 +262,11 @@ def descendants(pid: int) -> list[int]:
 def kill_tree(pid: int) -> None:
     """SIGKILL `pid`, its process group, and every process below it.
 
-    A stage child leads a process group of its own (os.setsid), so killing a
-    job's group alone would leave its stage children, and their GPU work,
-    running: the tree is collected first, then every member and its group killed.
+    A sandboxed child's processes live in a PID namespace whose init is below
+    `pid`: killing it ends every one of them, `setsid` daemons included. The
+    tree is collected first, then every member and its group killed, for
+    children that run without the PID layer.
     """
-    import signal
-
     for p in descendants(pid) + [pid]:  # `pid` last: it may be this very process
         for kill in (os.killpg, os.kill):
             try:
@@ -143,44 +275,18 @@ def kill_tree(pid: int) -> None:
                 pass
 
 
-def _kill_group(proc) -> None:
-    """Kill the child and everything it started, if still there."""
-    if proc.pid is None:
-        return
-    kill_tree(proc.pid)
-    if proc.is_alive():
-        proc.kill()
-
-
 def _name(fn: Callable) -> str:
     return getattr(fn, "__qualname__", repr(fn))
 
 
-def _session_main(conn) -> None:
-    _lead_process_group()
-    while True:
-        try:
-            msg = conn.recv()
-        except EOFError:
-            return
-        if msg is None:
-            return
-        fn, arg = msg
-        try:
-            conn.send(("ok", fn(arg)))
-        except BaseException as exc:  # noqa: BLE001
-            conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
-
-
-# Sessions still open at interpreter exit are closed first: multiprocessing's own
-# exit handler joins non-daemonic children, and a session child waits for its
-# next call until its pipe closes. (atexit runs handlers last-registered first.)
+# Sessions still open at interpreter exit are closed first, so no child outlives
+# its parent waiting for a call that never comes.
 _open_sessions: "weakref.WeakSet[ChildSession]" = weakref.WeakSet()
 atexit.register(lambda: [s.close() for s in list(_open_sessions)])
 
 
 class ChildSession:
-    """A long-lived child process that runs many calls, keeping state between them.
+    """A long-lived sandboxed child that runs many calls, keeping state between them.
 
     Used where one child must serve many small requests (evaluating batches of
     candidates against the same captured kernel inputs) without paying the
@@ -190,54 +296,29 @@ class ChildSession:
     starts a fresh process.
     """
 
-    def __init__(self, env: dict[str, str] | None = None):
+    def __init__(self, env: dict[str, str] | None = None, *, scratch: str | os.PathLike | None = None,
+                 read_only: Sequence[str | os.PathLike] = ()):
         self.env = dict(env or {})
-        self._proc = None
-        self._conn = None
+        self.scratch = scratch
+        self.read_only = tuple(read_only)
+        self._child: _Child | None = None
         _open_sessions.add(self)
 
-    def _start(self) -> None:
-        ctx = mp.get_context("spawn")
-        self._conn, child_conn = ctx.Pipe(duplex=True)
-        # Not a daemon: a stage may start processes of its own (Inductor's compile
-        # workers, max-autotune's benchmark pool), which daemons may not.
-        proc = ctx.Process(target=_session_main, args=(child_conn,), daemon=False)
-        _start_with_env(proc, self.env)
-        child_conn.close()
-        self._proc = proc
-
     def call(self, fn: Callable[[In], Out], arg: In, *, timeout_s: float) -> Out:
-        if self._proc is None or not self._proc.is_alive():
+        if self._child is None or not self._child.alive():
             self.close()
-            self._start()
+            self._child = _Child(self.env, self.scratch, self.read_only, trusted=False)
         try:
-            self._conn.send((fn, arg))
-            if not self._conn.poll(timeout_s):
+            return self._child.call(fn, arg, timeout_s)
+        except ChildError as exc:
+            if exc.kind != ChildErrorKind.EXCEPTION.value:
                 self.close()
-                raise ChildError("timeout", f"{_name(fn)} did not finish within {timeout_s:.0f} s")
-            msg = self._conn.recv()
-        except (EOFError, BrokenPipeError, ConnectionResetError):
-            code = self._proc.exitcode if self._proc else None
-            self.close()
-            raise ChildError("crash", f"{_name(fn)} died without a result (exit code {code})") from None
-        if msg[0] == "ok":
-            return msg[1]
-        raise ChildError("exception", msg[1], msg[2])
+            raise
 
     def close(self) -> None:
-        if self._proc is not None:
-            try:
-                if self._proc.is_alive():
-                    self._conn.send(None)
-                    self._proc.join(2)
-            except (OSError, BrokenPipeError):
-                pass
-            _kill_group(self._proc)
-            self._proc.join(5)
-        if self._conn is not None:
-            self._conn.close()
-        self._proc = None
-        self._conn = None
+        if self._child is not None:
+            self._child.close()
+            self._child = None
 
     def __enter__(self) -> "ChildSession":
         return self

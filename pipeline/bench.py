@@ -66,8 +66,9 @@ def _check(arg: tuple) -> dict:
 
 def _check_in_child(workdir: Path, problem: Path, precision: str, env: dict) -> dict:
     try:
+        # The bench's check orchestrates (its own children are sandboxed): a trusted child.
         return run_in_child(_check, (str(workdir), str(problem), precision), timeout_s=CHECK_TIME_LIMIT_S + 30,
-                            env=env)
+                            env=env, trusted=True, scratch=workdir)
     except ChildError as exc:
         return {"passed": False, "summary": f"FAIL: the check could not run: {exc}"}
 
@@ -110,7 +111,8 @@ def run_bench(opts: BenchOptions) -> dict:
             t0 = time.monotonic()
             try:
                 row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), opts.precision,
-                                                        opts.time_limit_s - 30), timeout_s=opts.time_limit_s, env=env)
+                                                        opts.time_limit_s - 30), timeout_s=opts.time_limit_s, env=env,
+                                   trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
             except ChildError as exc:
                 row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
             row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu,

@@ -6,6 +6,8 @@ seeds the job never saw. Runs in a child process.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 from dataclasses import dataclass, field
 
 from isolation import ChildError, run_in_child
@@ -78,8 +80,13 @@ def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
             env = {"TRITON_INTERPRET": "1"}
     except ChildError:
         pass
+    # The child starts in a scratch directory of its own: it is given absolute paths.
+    req = dataclasses.replace(req, optimized_path=os.path.abspath(req.optimized_path),
+                              problem_path=os.path.abspath(req.problem_path),
+                              weights=os.path.abspath(req.weights) if req.weights else None)
     try:
-        return run_in_child(_check, req, timeout_s=timeout_s, env=env)
+        return run_in_child(_check, req, timeout_s=timeout_s, env=env,
+                            read_only=[p for p in (req.optimized_path, req.problem_path, req.weights) if p])
     except ChildError as exc:
         return {"passed": False, "seeds": [], "precision": req.precision,
                 "summary": f"FAIL: the check could not run: {exc}\n{exc.traceback[-1500:]}"}

@@ -27,8 +27,8 @@ def probe(_: object = None) -> DeviceInfo:
         cuda=cuda,
         name=torch.cuda.get_device_name() if cuda else "cpu",
         count=torch.cuda.device_count() if cuda else 0,
-        torch_version=torch.__version__,
-        triton_version=triton.__version__,
+        torch_version=str(torch.__version__),
+        triton_version=str(triton.__version__),
         ncu=shutil.which("ncu") is not None,
     )
 

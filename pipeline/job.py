@@ -7,6 +7,7 @@ from the job's budget. Cancellation is honoured between stages.
 """
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from contextlib import contextmanager
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from isolation import ChildError, ChildSession, run_in_child
+from isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from compiled.graph import WEIGHTS_FILE
 from load.problem import ProblemError
 from load.stage import LoadRequest, LoadResult, load_problem
@@ -61,7 +62,16 @@ class JobContext:
         # Load, compile and profile run one after another in one child: torch, CUDA
         # and the model start once instead of three times (5-10 s each on the H200).
         # Search and verification use fresh children of their own.
-        self.setup_session = ChildSession()
+        self.setup_session = self.session()
+
+    @property
+    def sandbox_read_only(self) -> tuple[str, ...]:
+        """What a stage child may read besides its scratch (the work directory): the submission."""
+        return (self.problem_path,)
+
+    def session(self, env: dict | None = None) -> ChildSession:
+        """A child session confined to this job's work directory."""
+        return ChildSession(env, scratch=self.workdir, read_only=self.sandbox_read_only)
 
     def emit(self, stage: str, kind: str, message: str, **data) -> None:
         event = JobEvent(stage, kind, message, data)
@@ -96,13 +106,14 @@ class JobContext:
         try:
             if session is not None:
                 return session.call(fn, arg, timeout_s=timeout)
-            return run_in_child(fn, arg, timeout_s=timeout, env=env)
+            return run_in_child(fn, arg, timeout_s=timeout, env=env, scratch=self.workdir,
+                                read_only=self.sandbox_read_only)
         except ChildError as exc:
-            if exc.kind == "exception" and exc.message.startswith("ProblemError: "):
+            if exc.kind == ChildErrorKind.EXCEPTION and exc.exc_type == "ProblemError":
                 raise JobFailed(exc.message.removeprefix("ProblemError: ")) from None
-            if exc.kind == "timeout":
+            if exc.kind == ChildErrorKind.TIMEOUT:
                 raise JobFallback("timeout", f"{what} timed out: {exc.message}") from None
-            if exc.kind == "crash":
+            if exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
                 raise JobFallback("crash", f"{what} crashed: {exc.message}") from None
             raise JobFailed(f"{what} failed: {exc.message}\n{exc.traceback[-2000:]}") from None
 
@@ -141,7 +152,8 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     ctx.report = {"problem": {"path": ctx.problem_path, "name": Path(problem_path).stem},
                   "options": options.to_dict()}
     try:
-        result = _run(ctx)
+        with job_sandbox():  # one sandbox uid for all of this job's children
+            result = _run(ctx)
     except JobCancelled:
         result = JobResult("failed", "cancelled", error="the job was cancelled")
     except JobFailed as exc:
@@ -155,6 +167,8 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
 
         result = JobResult("failed", f"internal error: {type(exc).__name__}: {exc}",
                            error=traceback.format_exc())
+    ctx.setup_session.close()
+    reclaim_workdir(ctx.workdir)
     result.precision = options.precision
     result.stage_seconds = dict(ctx.stage_seconds)
     ctx.report["result"] = result.to_dict()
@@ -170,6 +184,19 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     return result
 
 
+def reclaim_workdir(workdir: Path) -> None:
+    """After the job's children: drop their home and caches, and give the files back to this process's user.
+
+    The children ran as the job's sandbox uid and owned the directory; a user who
+    ran `kernelopt optimize` as root gets a directory of their own back.
+    """
+    from isolation.sandbox import SANDBOX_DIRS, give_to
+
+    for name in SANDBOX_DIRS:
+        shutil.rmtree(workdir / name, ignore_errors=True)
+    give_to(workdir, os.geteuid())
+
+
 def _run(ctx: JobContext) -> JobResult:
     with ctx.stage("load", "importing the submission in a child process"):
         ctx.device = ctx.child(probe, None, limit_s=120, what="probing the device", session=ctx.setup_session)
@@ -179,7 +206,7 @@ def _run(ctx: JobContext) -> JobResult:
         env = {"TRITON_INTERPRET": "1"} if interpreter else None
         if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
             ctx.setup_session.close()
-            ctx.setup_session = ChildSession(env)
+            ctx.setup_session = ctx.session(env)
         load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
                                                                ctx.weights),
                                      limit_s=300, what="loading the problem", session=ctx.setup_session)

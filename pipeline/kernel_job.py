@@ -143,6 +143,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     with ctx.stage("search", "launch-configuration search over the kernel file"):
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
                                                device), batch_fn=evaluate_kernel_file_batch, env=env or {},
+                                   scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(900.0, ctx.remaining_s())))
         config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
                               beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel, chains=1)

@@ -113,6 +113,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
                               beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
                               chains=len(usable))  # one chain per generator that applies to this kernel
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
+                                   scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
 
         def on_attempt(a: Attempt, name=d.name) -> None:

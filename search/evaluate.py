@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from isolation import ChildError, ChildSession
+from isolation import ChildError, ChildErrorKind, ChildSession
 from search.generator import Attempt, Candidate, KernelTarget
 
 KERNEL_ROUNDS = 3
@@ -130,9 +130,11 @@ class ChildEvaluator:
     batch_fn: Callable[[EvalBatch], list[Attempt]] = evaluate_batch
     env: dict[str, str] = field(default_factory=dict)
     timeout_s: float = 300.0
+    scratch: str | None = None  # the sandboxed child's writable directory (the job's work directory)
+    read_only: tuple[str, ...] = ()  # what else it may read (the submission)
 
     def __post_init__(self) -> None:
-        self._session = ChildSession(self.env)
+        self._session = ChildSession(self.env, scratch=self.scratch, read_only=self.read_only)
 
     def evaluate(self, candidates: list[Candidate]) -> list[Attempt]:
         if not candidates:
@@ -141,7 +143,7 @@ class ChildEvaluator:
             return self._session.call(self.batch_fn, EvalBatch(self.context, candidates),
                                       timeout_s=self.timeout_s)
         except ChildError as exc:
-            if len(candidates) == 1 or exc.kind == "exception":
+            if len(candidates) == 1 or exc.kind == ChildErrorKind.EXCEPTION:
                 return [Attempt(c, False, "gate1", _crash_feedback(exc)) for c in candidates]
         # A crash or hang in a batch: replay one by one to find the culprit.
         out: list[Attempt] = []

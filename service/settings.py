@@ -29,6 +29,23 @@ class Settings(BaseSettings):
     # process that had just accepted it (0: look every key up on every request).
     auth_cache_ttl_s: float = 10.0
     api_db_threads: int = 6  # requests doing database work at once, per API process
+    # The sandbox of submitted code (isolation.sandbox; docs/operations.md, Threat model).
+    sandbox: bool = True  # KERNELOPT_SANDBOX=off runs submitted code unconfined (trusted, single-user only)
+    sandbox_allow_missing: bool = False  # start in multi-team mode even with a sandbox layer missing
+    sandbox_uid_base: int = 61000  # each job runs as its own uid from [base, base + count) (service as root)
+    sandbox_uid_count: int = 1000
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _on_off(cls, v):
+        return {"on": True, "off": False}.get(v.strip().lower(), v) if isinstance(v, str) else v
+
+    @field_validator("sandbox_uid_base", "sandbox_uid_count")
+    @classmethod
+    def _uid_range(cls, v: int) -> int:
+        if not 1 <= v < 2**31:
+            raise ValueError("sandbox uids must be unprivileged (>= 1000 for the base) and < 2^31")
+        return v
 
     @field_validator("database_url", "broker_url", mode="before")
     @classmethod
@@ -63,6 +80,8 @@ class Settings(BaseSettings):
                 raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
         if self.auth_cache_ttl_s < 0 or self.api_db_threads < 1:
             raise ValueError("KERNELOPT_AUTH_CACHE_TTL_S must be >= 0 and KERNELOPT_API_DB_THREADS >= 1")
+        if self.sandbox_uid_base < 1000:
+            raise ValueError("KERNELOPT_SANDBOX_UID_BASE must be >= 1000 (never a system or the service's uid)")
         # A timeout shorter than the beat interval would re-queue healthy jobs.
         if self.heartbeat_timeout_s <= self.heartbeat_interval_s:
             raise ValueError("KERNELOPT_HEARTBEAT_TIMEOUT_S must exceed KERNELOPT_HEARTBEAT_INTERVAL_S")

@@ -27,6 +27,28 @@ if not HAS_CUDA:
 DEVICE = "cuda" if HAS_CUDA else "cpu"
 
 
+def pytest_configure(config):
+    # A base directory of this session's own: pytest's shared /tmp/pytest-of-<user> is made 0700
+    # again by every session that starts, which would cut the jobs' uids off (see below).
+    if not config.option.basetemp and not hasattr(config, "workerinput"):
+        import tempfile
+
+        config.option.basetemp = tempfile.mkdtemp(prefix="kernelopt-pytest-")
+        config._kernelopt_basetemp = config.option.basetemp
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    base = getattr(config, "_kernelopt_basetemp", None)
+    if base and getattr(config, "_kernelopt_passed", False):
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    session.config._kernelopt_passed = exitstatus == 0
+
+
 def pytest_addoption(parser):
     parser.addoption("--gpu", action="store_true", help="run only the tests marked gpu (needs CUDA)")
 
@@ -46,3 +68,27 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def device() -> str:
     return DEVICE
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sandbox_uids_reach_the_test_directories(tmp_path_factory):
+    """What docs/operations.md asks of an operator: the jobs' uids can traverse to their directories.
+
+    pytest makes its base directory 0700; a job's orchestrator, running as the
+    job's own uid, would not reach a data directory below it.
+    """
+    base = tmp_path_factory.getbasetemp()
+    for d in [base, *base.parents]:
+        if d != d.parent and os.stat(d).st_uid == os.geteuid():
+            os.chmod(d, os.stat(d).st_mode | 0o001)
+
+
+@pytest.fixture
+def tmp_path(tmp_path):
+    """pytest's tmp_path, traversable by the jobs' uids (see above)."""
+    os.chmod(tmp_path, 0o711)
+    for d in tmp_path.parents:
+        if d == d.parent or os.stat(d).st_uid != os.geteuid():
+            break
+        os.chmod(d, os.stat(d).st_mode | 0o001)
+    return tmp_path

@@ -26,7 +26,7 @@ def captured(tmp_path_factory):
     for name in ("linear_gelu", "layernorm_residual", "argmax_max"):
         workdir = tmp_path_factory.mktemp(name)
         out[name] = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / f"{name}.py"), str(workdir),
-                                                               device="cpu"), timeout_s=600)
+                                                               device="cpu"), timeout_s=600, scratch=workdir)
     return out
 
 

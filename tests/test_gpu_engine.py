@@ -28,7 +28,7 @@ def captures(tmp_path_factory):
     for name in ALL:
         workdir = Path(keep) / name if keep else tmp_path_factory.mktemp(name)
         out[name] = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / f"{name}.py"), str(workdir)),
-                                 timeout_s=600)
+                                 timeout_s=600, scratch=workdir)
     return out
 
 
@@ -66,7 +66,7 @@ def _kernel_io(arg):
 def test_kernel_harness_captures_real_inputs_and_outputs(captures):
     cg = captures["reduction_sum_dim"]
     info = run_in_child(_kernel_io, (str(cg.workdir), str(PROBLEMS / "reduction_sum_dim.py"),
-                                     "triton_red_fused_mul_sum_0"), timeout_s=300)
+                                     "triton_red_fused_mul_sum_0"), timeout_s=300, scratch=cg.workdir)
     assert info["outputs"] == [1]
     assert info["written"] == [1]
 
@@ -92,7 +92,8 @@ def _search_one(arg):
 def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kernel):
     cg = captures[name]
     kernel = kernel or next(iter(decompose(Path(cg.module_path).read_text()).kernels))
-    results = run_in_child(_search_one, (str(cg.workdir), str(PROBLEMS / f"{name}.py"), kernel), timeout_s=300)
+    results = run_in_child(_search_one, (str(cg.workdir), str(PROBLEMS / f"{name}.py"), kernel), timeout_s=300,
+                           scratch=cg.workdir)
     assert results, "the generator proposed nothing"
     passed = [r for r in results if r[0]]
     assert passed, results
@@ -113,8 +114,8 @@ def _profile(arg):
 def test_roofline_bytes_describe_the_kernels(tmp_path, problem):
     """The memory roofline is measured, and the byte count never has a big kernel beat it by much."""
     path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / problem)
-    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600)
-    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300)
+    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path)
+    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300, scratch=tmp_path)
     assert not any("roofline not measured" in n for n in prof.notes), prof.notes
     assert 1000 < prof.bandwidth_gbps < 10000, prof.bandwidth_gbps  # an H200 copies at ~4.3 TB/s
     triton = [k for k in prof.kernels if k.kind == "triton"]

@@ -62,9 +62,12 @@ def test_timeout_kills_the_child():
     assert time.monotonic() - t0 < 20
 
 
-def test_environment_reaches_the_child_only():
-    assert run_in_child(_env, "KERNELOPT_TEST_VAR", timeout_s=60, env={"KERNELOPT_TEST_VAR": "x"}) == "x"
-    assert "KERNELOPT_TEST_VAR" not in os.environ
+def test_only_allow_listed_environment_reaches_the_child(monkeypatch):
+    monkeypatch.setenv("KERNELOPT_DATABASE_URL", "postgresql://secret@db/x")
+    assert run_in_child(_env, "TORCHINDUCTOR_TEST_VAR", timeout_s=60, env={"TORCHINDUCTOR_TEST_VAR": "x"}) == "x"
+    assert run_in_child(_env, "KERNELOPT_DATABASE_URL", timeout_s=60) is None
+    assert run_in_child(_env, "KERNELOPT_TEST_VAR", timeout_s=60, env={"KERNELOPT_TEST_VAR": "x"}) is None
+    assert "TORCHINDUCTOR_TEST_VAR" not in os.environ
 
 
 def test_session_keeps_state_and_restarts_after_a_crash():
@@ -77,34 +80,51 @@ def test_session_keeps_state_and_restarts_after_a_crash():
         assert session.call(_counter, None, timeout_s=60) == 1  # a fresh process
 
 
-def _start_grandchild(_):
-    """Like Inductor's compile workers: a process of our own (a daemon child could not start one)."""
+def _processes_with(marker: str) -> list[int]:
+    """Live processes (seen from here, whatever namespace they run in) whose command line holds `marker`."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            with open(f"/proc/{d}/stat") as f:
+                zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if marker in cmd and not zombie and "pytest" not in cmd:
+            found.append(int(d))
+    return found
+
+
+def _start_grandchildren(marker):
+    """Like Inductor's compile workers: processes of our own, one in a session of its own (a daemon)."""
     import multiprocessing as mp
     import subprocess
 
     worker = mp.get_context("spawn").Process(target=time.sleep, args=(60,))
     worker.start()
-    sleeper = subprocess.Popen(["sleep", "60"])
-    return worker.pid, sleeper.pid
+    subprocess.Popen(["sleep", marker])
+    subprocess.Popen(["setsid", "sh", "-c", f"exec sleep {marker}"])
+    time.sleep(0.5)
+    return worker.pid
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except OSError:
-        return False
+def _gone(marker: str, within_s: float = 10) -> bool:
+    deadline = time.monotonic() + within_s
+    while _processes_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not _processes_with(marker)
 
 
 def test_session_may_start_processes_and_closing_it_ends_them():
+    marker = "61.%d" % (time.time_ns() % 10**6)
     session = ChildSession()
-    pids = session.call(_start_grandchild, None, timeout_s=60)
-    assert all(_alive(p) for p in pids)
+    session.call(_start_grandchildren, marker, timeout_s=60)
+    assert len(_processes_with(marker)) == 2
     session.close()
-    deadline = time.monotonic() + 10
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(p) for p in pids), "a closed session left its processes running"
+    assert _gone(marker), "a closed session left its processes running"
 
 
 def test_an_unclosed_session_does_not_hang_interpreter_exit(tmp_path):
@@ -126,23 +146,45 @@ def test_an_unclosed_session_does_not_hang_interpreter_exit(tmp_path):
     assert proc.stdout.strip() == "36"
 
 
-def _job_that_hangs(pid_file):
-    """A job child whose stage runs in a process group of its own (as stage children do), then hangs."""
+def _job_that_hangs(marker):
+    """A child whose stage runs in a session of its own (as a `setsid` daemon would), then hangs."""
     import subprocess
 
-    stage = subprocess.Popen(["setsid", "sleep", "60"])
-    with open(pid_file, "w") as f:
-        f.write(str(stage.pid))
+    subprocess.Popen(["setsid", "sleep", marker])
     time.sleep(60)
 
 
-def test_timeout_kills_stages_in_process_groups_of_their_own(tmp_path):
-    pid_file = tmp_path / "stage.pid"
+def test_timeout_kills_processes_in_sessions_of_their_own():
+    marker = "62.%d" % (time.time_ns() % 10**6)
     with pytest.raises(ChildError) as err:
-        run_in_child(_job_that_hangs, str(pid_file), timeout_s=10)
+        run_in_child(_job_that_hangs, marker, timeout_s=5)
     assert err.value.kind == "timeout"
-    stage = int(pid_file.read_text())
-    deadline = time.monotonic() + 10
-    while _alive(stage) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(stage), "a timed-out job left its stage running"
+    assert _gone(marker), "a timed-out child left a process running"
+
+
+def _reply_with_code(_):
+    """A child that answers with a pickle that would run a command in an unguarded parent."""
+    import os as _os
+    import pickle
+
+    class Evil:
+        def __reduce__(self):
+            return (_os.system, ("touch /tmp/kernelopt-pwned",))
+
+    return Evil()
+
+
+def test_a_reply_that_would_run_code_in_the_parent_is_refused():
+    if os.path.exists("/tmp/kernelopt-pwned"):
+        os.remove("/tmp/kernelopt-pwned")
+    with pytest.raises(ChildError) as err:
+        run_in_child(_reply_with_code, None, timeout_s=60)
+    assert err.value.kind == "protocol"
+    assert "posix.system" in err.value.message or "system" in err.value.message
+    assert not os.path.exists("/tmp/kernelopt-pwned")
+
+
+def test_the_exception_type_is_reported_apart_from_its_message():
+    with pytest.raises(ChildError) as err:
+        run_in_child(_raise, "bad input", timeout_s=60)
+    assert err.value.exc_type == "ValueError"

@@ -39,6 +39,11 @@ def _static_child(payload: tuple[str, Any, str]) -> GateResult:
     return check_static(source, load_ios(io_or_path)[0], name)
 
 
+def _paths(io_or_path: Any) -> list[str]:
+    """The recorded-inputs file the sandboxed child must read, if it was given as a path."""
+    return [os.fspath(io_or_path)] if isinstance(io_or_path, (str, os.PathLike)) else []
+
+
 def check_static_in_child(candidate_source: str, io_path_or_io: Union[str, os.PathLike, KernelIO],
                           timeout_s: float = 300.0, env: Optional[dict[str, str]] = None,
                           name: str = "candidate") -> GateResult:
@@ -50,9 +55,9 @@ def check_static_in_child(candidate_source: str, io_path_or_io: Union[str, os.Pa
     """
     try:
         return run_in_child(_static_child, (candidate_source, io_path_or_io, name),
-                            timeout_s=timeout_s, env=env)
+                            timeout_s=timeout_s, env=env, read_only=_paths(io_path_or_io))
     except ChildError as err:
-        if err.kind == "crash":
+        if err.kind in ("crash", "protocol"):
             msg = f"the candidate crashed the process (illegal memory access?): {err.message}"
         elif err.kind == "timeout":
             msg = (f"the candidate did not finish within {timeout_s:g} s "

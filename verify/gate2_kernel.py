@@ -151,7 +151,8 @@ def check_kernel_in_child(candidate_source: str, ios_or_path: Union[str, os.Path
     try:
         return run_in_child(_kernel_child, (candidate_source, ios_or_path, rtol, atol,
                                             list(arg_names) if arg_names else None, name),
-                            timeout_s=timeout_s, env=env)
+                            timeout_s=timeout_s, env=env,
+                            read_only=[os.fspath(ios_or_path)] if isinstance(ios_or_path, (str, os.PathLike)) else [])
     except ChildError as err:
         what = {"crash": "the candidate crashed the process (illegal memory access?)",
                 "timeout": f"the candidate did not finish within {timeout_s:g} s"}.get(err.kind, "gate 2 failed")

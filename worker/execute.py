@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isolation import ChildError, kill_tree, run_in_child
+from isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
+from isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
 
 log = logging.getLogger("kernelopt.worker")
 
@@ -340,22 +341,39 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
     t0 = time.monotonic()
     result: dict | None = None
     engine_error: str | None = None
+    # The job's own uid (where the worker runs as root): its orchestrator runs as that uid with no
+    # credentials in its environment, and its stage children in the sandbox under it.
+    lease = lease_uid(SandboxPolicy.from_env())
+    blocked = blocking_ancestor(attempt_dir) if lease else None
+    if blocked is not None:
+        lease.release()
+        monitor.stop()
+        message = (f"the job's sandbox uid cannot reach its work directory: {blocked} is not traversable by "
+                   "other users (chmod o+x it, or move KERNELOPT_DATA_DIR; docs/operations.md, Threat model)")
+        log.error("job %s: %s", job_id, message)
+        with _scope(settings) as s:
+            jobs.fail_job(s, job_id, worker_id, f"internal worker error: {message}")
+        return "failed"
     try:
         weights = input_dir / "weights.safetensors"
+        give_to(attempt_dir, lease.uid if lease else None)
         result = run_in_child(_run_engine, EngineRequest(str(problem_path), str(workdir), options, str(cancel_file),
                                                          os.getpid(), str(weights) if weights.exists() else None),
-                              timeout_s=limit, env=child_env)
+                              timeout_s=limit, env=child_env, trusted=True, scratch=attempt_dir,
+                              uid=lease.uid if lease else None)
     except ChildError as exc:
-        if exc.kind == "timeout":
+        if exc.kind == ChildErrorKind.TIMEOUT:
             result = JobResult("fallback", f"timeout: the job did not finish within its time limit of {limit:.0f} s "
                                "(KERNELOPT_JOB_TIME_LIMIT_S); the compiler's code is kept", speedup=1.0).to_dict()
-        elif exc.kind == "crash":
+        elif exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
             result = JobResult("fallback", f"crash: the job's process died ({exc.message}); "
                                "the compiler's code is kept", speedup=1.0).to_dict()
         else:
             engine_error = f"internal engine error: {exc.message}"
             log.error("job %s: engine raised %s\n%s", job_id, exc.message, exc.traceback)
     finally:
+        if lease is not None:
+            lease.release()
         wall = time.monotonic() - t0
         monitor.stop()
         monitor.join(30)

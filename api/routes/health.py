@@ -35,9 +35,21 @@ def readyz(request: Request):
             checks["broker"] = f"unreachable: {type(exc).__name__}: {exc}"
     else:
         checks["broker"] = "embedded"
-    ok = all(v in ("ok", "embedded") for v in checks.values())
+    sandbox = _sandbox_check(state.settings, state.engine)
+    checks["sandbox"] = sandbox
+    ok = all(v in ("ok", "embedded") for k, v in checks.items() if k != "sandbox") and not sandbox.startswith("refused")
     body = Readiness(status="ready" if ok else "not ready", checks=checks)
     return JSONResponse(body.model_dump(), status_code=status.HTTP_200_OK if ok else status.HTTP_503_SERVICE_UNAVAILABLE)
+
+
+def _sandbox_check(settings, engine) -> str:
+    """Which sandbox layers jobs run under (probed once per process; the team count is read each time)."""
+    from service.sandbox_gate import sandbox_status
+
+    try:
+        return sandbox_status(settings, engine).check()
+    except Exception as exc:  # noqa: BLE001 - readiness must answer
+        return f"unknown: {type(exc).__name__}: {exc}"
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response,

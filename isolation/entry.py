@@ -1,0 +1,57 @@
+"""The program every child runs: `python -m isolation.entry FD RLIMITS_JSON`.
+
+Applies its rlimits before anything else, then answers calls `(fn, arg)` read
+from the socket FD (pickles from the trusted parent) with `("ok", result)` or
+`("error", exception type, message, traceback)`, until the parent sends None or
+closes the socket. Nothing of the parent's interpreter state is inherited:
+the command line and environment are all a child is given.
+"""
+from __future__ import annotations
+
+import json
+import pickle
+import resource
+import sys
+import traceback
+from multiprocessing.connection import Connection
+
+
+def apply_rlimits(limits: dict[str, int]) -> None:
+    for name, value in limits.items():
+        which = getattr(resource, name)
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, value))
+
+
+def _reply(fn, arg) -> bytes:
+    try:
+        reply = ("ok", fn(arg))
+    except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
+        reply = ("error", type(exc).__name__, str(exc), traceback.format_exc())
+    try:
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # noqa: BLE001 - an unpicklable result is the stage's bug, reported as such
+        return pickle.dumps(("error", type(exc).__name__, f"the result could not be sent: {exc}",
+                             traceback.format_exc()))
+
+
+def main(argv: list[str]) -> None:
+    fd, limits = int(argv[0]), json.loads(argv[1])
+    apply_rlimits(limits)
+    conn = Connection(fd)
+    while True:
+        try:
+            data = conn.recv_bytes()
+        except (EOFError, OSError):
+            return
+        msg = pickle.loads(data)  # from the parent, which is trusted
+        if msg is None:
+            return
+        fn, arg = msg
+        conn.send_bytes(_reply(fn, arg))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

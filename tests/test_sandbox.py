@@ -1,0 +1,176 @@
+"""The sandbox holds against a child that behaves as an attacker would (isolation.sandbox).
+
+Each test runs hostile code in a sandboxed child and checks, from outside, that
+it was contained. Run with KERNELOPT_SANDBOX=off to see each one fail: the
+attacks are real, not stubs.
+"""
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from isolation import ChildError, run_in_child, sandbox_layers
+from isolation.sandbox import allowed, child_environment
+
+
+def test_every_layer_is_on_here():
+    """CI's machine and the GPU machines give every layer: a missing one is a failure, not a skip."""
+    assert sandbox_layers().off() == [], sandbox_layers().describe()
+
+
+# --------------------------------------------------------------------------- hostile stage functions
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text()
+    except OSError as exc:
+        return f"denied: {type(exc).__name__}"
+
+
+def _write(path: str) -> str:
+    try:
+        Path(path).write_text("pwned")
+        return "written"
+    except OSError as exc:
+        return f"denied: {type(exc).__name__}"
+
+
+def _connect(port: int) -> str:
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect(("127.0.0.1", port))
+        # Redis: leave a mark an outside check can find.
+        s.sendall(b"*3\r\n$3\r\nSET\r\n$22\r\nkernelopt-sandbox-test\r\n$5\r\npwned\r\n")
+        return "connected"
+    except OSError as exc:
+        return f"refused: {type(exc).__name__}"
+    finally:
+        s.close()
+
+
+def _env(_) -> dict:
+    return dict(os.environ)
+
+
+def _ids(_) -> tuple[int, int, int]:
+    return os.getuid(), os.getgid(), os.getpid()
+
+
+def _daemon(marker: str) -> None:
+    import subprocess
+
+    subprocess.Popen(["setsid", "sh", "-c", f"exec sleep {marker}"], start_new_session=True)
+    time.sleep(0.5)
+
+
+def _fork_many(n: int) -> int:
+    """Start up to n sleeping processes; how many it got."""
+    import subprocess
+
+    started = 0
+    procs = []
+    for _ in range(n):
+        try:
+            procs.append(subprocess.Popen(["sleep", "30"]))
+            started += 1
+        except OSError:
+            break
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+    return started
+
+
+def _allocate(gib: int) -> str:
+    try:
+        block = bytearray(gib << 30)
+        return f"allocated {len(block) >> 30} GiB"
+    except MemoryError:
+        return "MemoryError"
+
+
+# --------------------------------------------------------------------------- the tests
+
+def test_no_credential_reaches_the_child(monkeypatch):
+    monkeypatch.setenv("KERNELOPT_DATABASE_URL", "postgresql://kernelopt:s3cret@db/kernelopt")
+    monkeypatch.setenv("KERNELOPT_BROKER_URL", "redis://:s3cret@redis:6379/0")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-s3cret")
+    env = run_in_child(_env, None, timeout_s=60)
+    assert not [k for k, v in env.items() if "s3cret" in v]
+    fixed = set(child_environment(Path("/x"), {}, {}))
+    assert not [k for k in env if not (allowed(k) or k in fixed or k == "PWD")]
+
+
+def test_service_files_are_invisible_and_only_scratch_is_writable(tmp_path):
+    secret = tmp_path / "service" / "kernelopt.db"
+    secret.parent.mkdir()
+    secret.write_text("teams and key prefixes")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(secret.parent, 0o755)
+    os.chmod(secret, 0o644)  # readable by anyone on the host: only the fresh root hides it
+    scratch = tmp_path / "scratch"
+    assert run_in_child(_read, str(secret), timeout_s=60, scratch=scratch).startswith("denied")
+    assert run_in_child(_write, str(tmp_path / "service" / "planted"), timeout_s=60, scratch=scratch) != "written"
+    assert not (tmp_path / "service" / "planted").exists()
+    assert run_in_child(_write, str(scratch / "mine.txt"), timeout_s=60, scratch=scratch) == "written"
+    assert (scratch / "mine.txt").read_text() == "pwned"
+    # The project's own checkout holds more than code (.env, run directories, the data directory).
+    assert run_in_child(_read, str(Path(__file__).parents[1] / "pyproject.toml"), timeout_s=60).startswith("denied")
+
+
+def test_no_connection_leaves_the_child():
+    import redis
+
+    client = redis.Redis(host="127.0.0.1", port=6379)
+    client.delete("kernelopt-sandbox-test")
+    for port in (6379, 5432):
+        assert run_in_child(_connect, port, timeout_s=60).startswith("refused")
+    assert client.get("kernelopt-sandbox-test") is None
+
+
+def _alive_with(marker: str) -> list[int]:
+    pids = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                cmd = Path(f"/proc/{d}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+                state = Path(f"/proc/{d}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker in cmd and state != "Z" and "pytest" not in cmd:
+                pids.append(int(d))
+    return pids
+
+
+def test_a_setsid_daemon_dies_with_its_child():
+    marker = "73.%d" % (time.time_ns() % 10**6)
+    run_in_child(_daemon, marker, timeout_s=60)
+    deadline = time.monotonic() + 10
+    while _alive_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive_with(marker), "a daemon started by submitted code outlived its job"
+
+
+def test_the_child_runs_under_a_uid_of_its_own():
+    uid, gid, _ = run_in_child(_ids, None, timeout_s=60)
+    assert uid not in (0, os.getuid()) and gid not in (0, os.getgid())
+
+
+def test_processes_and_memory_are_limited():
+    started = run_in_child(_fork_many, 3000, timeout_s=120)
+    assert started < 3000
+    assert run_in_child(_allocate, 40, timeout_s=60, env={"CUDA_VISIBLE_DEVICES": ""}) == "MemoryError"
+
+
+def test_a_child_killed_by_a_limit_is_a_crash_not_a_hang():
+    with pytest.raises(ChildError) as err:
+        run_in_child(_abort, None, timeout_s=60)
+    assert err.value.kind == "crash" and "SIGABRT" in err.value.message
+
+
+def _abort(_):
+    os.abort()
