@@ -21,6 +21,7 @@ import json
 import math
 import mimetypes
 import threading
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -216,15 +217,30 @@ def _attempt_seconds(job: Job, now: datetime) -> float:
     return max(0.0, (now - job.started_at).total_seconds()) if job.started_at else 0.0
 
 
+# A job's artifacts: (name, path) pairs stored here, or {name: sha256} already in the blob store
+# (worker/artifacts.py stores them itself, with its caps, while the job's heartbeat goes on).
+Artifacts = Sequence[tuple[str, Any]] | Mapping[str, str]
+# Events recorded in the transaction of a final transition, before its status event: (stage, kind, message, data).
+Notes = Sequence[tuple[str | None, str, str, dict]]
+
+
+def _store(artifacts: Artifacts, blobs: BlobStore | None) -> dict[str, str]:
+    if blobs is None:
+        return {}
+    if isinstance(artifacts, Mapping):
+        return dict(artifacts)
+    return {name: blobs.put_file(path) for name, path in artifacts}
+
+
 def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
-               artifacts: list[tuple[str, Any]], blobs: BlobStore) -> bool:
+               artifacts: Artifacts, blobs: BlobStore, notes: Notes = ()) -> bool:
     """running → succeeded with the engine's result and artifacts. False if this worker lost the job."""
     job = load_job(session, job_id)
     if job is None or job.status != RUNNING or job.worker_id != worker_id:
         session.commit()
         return False
     # Blob writes (slow, idempotent) happen before the short transaction.
-    stored = {name: blobs.put_file(path) for name, path in artifacts}
+    stored = _store(artifacts, blobs)
     now, result = utcnow(), _json_safe(result)
     speedup = result.get("speedup")
     if not _transition(session, *_owned(job_id, worker_id), status=SUCCEEDED, outcome=result.get("outcome"),
@@ -235,6 +251,7 @@ def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
         session.commit()
         return False
     _add_artifacts(session, job_id, stored, blobs)
+    _add_notes(session, job_id, notes)
     _event(session, job_id, None, "status", f"succeeded: {result.get('outcome')}",
            {"status": SUCCEEDED, "outcome": result.get("outcome")})
     session.commit()
@@ -247,8 +264,14 @@ def _add_artifacts(session: Session, job_id: str, stored: dict[str, str], blobs:
                              content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
 
 
+def _add_notes(session: Session, job_id: str, notes: Notes) -> None:
+    for stage, kind, message, data in notes:
+        _event(session, job_id, stage, kind, message, data)
+
+
 def _end_running(session: Session, job_id: str, worker_id: str, status: str, message: str,
-                 stored: dict[str, str] | None = None, blobs: BlobStore | None = None, **values) -> bool:
+                 stored: dict[str, str] | None = None, blobs: BlobStore | None = None, notes: Notes = (),
+                 **values) -> bool:
     job = load_job(session, job_id)
     if job is None:
         session.commit()
@@ -258,19 +281,20 @@ def _end_running(session: Session, job_id: str, worker_id: str, status: str, mes
                      gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now), **values)
     if ok:
         _add_artifacts(session, job_id, stored or {}, blobs)
+        _add_notes(session, job_id, notes)
         _event(session, job_id, None, "status", message, {"status": status})
     session.commit()
     return ok
 
 
 def fail_job(session: Session, job_id: str, worker_id: str, error: str,
-             artifacts: list[tuple[str, Any]] = (), blobs: BlobStore | None = None) -> bool:
+             artifacts: Artifacts = (), blobs: BlobStore | None = None, notes: Notes = ()) -> bool:
     """running → failed: the submission cannot run (engine outcome "failed").
 
     `artifacts` (the engine's report and events, where it got that far) are kept
     with the job, so the user can read why."""
-    stored = {name: blobs.put_file(path) for name, path in artifacts} if blobs is not None else {}
-    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs,
+    stored = _store(artifacts, blobs)
+    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs, notes,
                         outcome="failed", error=error)
 
 
