@@ -108,7 +108,7 @@ class Collected:
     def summary(self) -> dict:
         """For the job's result: what was stored, in how long."""
         return {"started_at": self.started_at, "seconds": round(self.seconds, 3), "files": len(self.stored),
-                "bytes": self.bytes}
+                "bytes": self.bytes, "skipped": len(self.skipped) + self.skipped_unlisted}
 
     def notes(self) -> list[tuple[str, str, str, dict]]:
         """The job's events (stage, kind, message, data) about its artifacts: what was stored, in how long

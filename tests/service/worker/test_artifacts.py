@@ -144,6 +144,7 @@ def test_many_unexpected_files_are_counted_not_all_listed(work, store):
         (work / f"junk{i}.txt").write_text("x")
     got = collect(work, store, max_file_bytes=MiB, max_job_bytes=MiB)
     assert len(got.skipped) == MAX_SKIPPED_LISTED and got.skipped_unlisted == 25
+    assert got.summary()["skipped"] == MAX_SKIPPED_LISTED + 25
     stage, kind, message, data = got.warning()
     assert kind == "warning" and f"{MAX_SKIPPED_LISTED + 25} files" in message and "more" in message
     assert data["skipped_unlisted"] == 25
