@@ -7,6 +7,7 @@ as a hostile submission would.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import time
@@ -71,7 +72,7 @@ raise RuntimeError("test submission: fails after writing a large artifact")
 
 
 def _incoming(root: Path) -> list[Path]:
-    return [p for p in Path(root).rglob(".incoming-*")] if Path(root).exists() else []
+    return list(Path(root).rglob(".incoming-*")) if Path(root).exists() else []
 
 
 def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings, team_id, start_worker, broker):
@@ -107,8 +108,9 @@ def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings
     final = [e for e in events(wsettings, job_id) if e.kind == "status"][-1]
     assert final.data["status"] == "succeeded" and final.id > note.id  # the note comes before the end
 
-    passwd = __import__("hashlib").sha256(Path("/etc/passwd").read_bytes()).hexdigest()
     from storage.blobs import BlobStore
+
+    passwd = hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest()
     assert not BlobStore(wsettings.blobs_dir).exists(passwd)
     assert _incoming(wsettings.blobs_dir) == []
     assert not (Path(wsettings.jobs_dir) / job_id).exists()
