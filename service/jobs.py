@@ -21,6 +21,7 @@ import json
 import math
 import mimetypes
 import threading
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
@@ -216,25 +217,41 @@ def _attempt_seconds(job: Job, now: datetime) -> float:
     return max(0.0, (now - job.started_at).total_seconds()) if job.started_at else 0.0
 
 
+# A job's artifacts: (name, path) pairs stored here, or {name: sha256} already in the blob store
+# (worker/artifacts.py stores them itself, with its caps, while the job's heartbeat goes on).
+Artifacts = Sequence[tuple[str, Any]] | Mapping[str, str]
+# Events recorded in the transaction of a final transition, before its status event: (stage, kind, message, data).
+Notes = Sequence[tuple[str | None, str, str, dict]]
+
+
+def _store(artifacts: Artifacts, blobs: BlobStore | None) -> dict[str, str]:
+    if blobs is None:
+        return {}
+    if isinstance(artifacts, Mapping):
+        return dict(artifacts)
+    return {name: blobs.put_file(path) for name, path in artifacts}
+
+
 def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
-               artifacts: list[tuple[str, Any]], blobs: BlobStore) -> bool:
+               artifacts: Artifacts, blobs: BlobStore, notes: Notes = (), *, on_gpu: bool = True) -> bool:
     """running → succeeded with the engine's result and artifacts. False if this worker lost the job."""
     job = load_job(session, job_id)
     if job is None or job.status != RUNNING or job.worker_id != worker_id:
         session.commit()
         return False
     # Blob writes (slow, idempotent) happen before the short transaction.
-    stored = {name: blobs.put_file(path) for name, path in artifacts}
+    stored = _store(artifacts, blobs)
     now, result = utcnow(), _json_safe(result)
     speedup = result.get("speedup")
     if not _transition(session, *_owned(job_id, worker_id), status=SUCCEEDED, outcome=result.get("outcome"),
                        speedup=speedup if isinstance(speedup, (int, float)) else None,
                        cause=result.get("cause"), error=result.get("error"), result=result, finished_at=now,
                        heartbeat_at=now, progress=1.0,
-                       gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now)):
+                       gpu_seconds=Job.gpu_seconds + (_attempt_seconds(job, now) if on_gpu else 0.0)):
         session.commit()
         return False
     _add_artifacts(session, job_id, stored, blobs)
+    _add_notes(session, job_id, notes)
     _event(session, job_id, None, "status", f"succeeded: {result.get('outcome')}",
            {"status": SUCCEEDED, "outcome": result.get("outcome")})
     session.commit()
@@ -247,35 +264,43 @@ def _add_artifacts(session: Session, job_id: str, stored: dict[str, str], blobs:
                              content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
 
 
+def _add_notes(session: Session, job_id: str, notes: Notes) -> None:
+    for stage, kind, message, data in notes:
+        _event(session, job_id, stage, kind, message, data)
+
+
 def _end_running(session: Session, job_id: str, worker_id: str, status: str, message: str,
-                 stored: dict[str, str] | None = None, blobs: BlobStore | None = None, **values) -> bool:
+                 stored: dict[str, str] | None = None, blobs: BlobStore | None = None, notes: Notes = (),
+                 on_gpu: bool = True, **values) -> bool:
     job = load_job(session, job_id)
     if job is None:
         session.commit()
         return False
     now = utcnow()
     ok = _transition(session, *_owned(job_id, worker_id), status=status, finished_at=now,
-                     gpu_seconds=Job.gpu_seconds + _attempt_seconds(job, now), **values)
+                     gpu_seconds=Job.gpu_seconds + (_attempt_seconds(job, now) if on_gpu else 0.0), **values)
     if ok:
         _add_artifacts(session, job_id, stored or {}, blobs)
+        _add_notes(session, job_id, notes)
         _event(session, job_id, None, "status", message, {"status": status})
     session.commit()
     return ok
 
 
 def fail_job(session: Session, job_id: str, worker_id: str, error: str,
-             artifacts: list[tuple[str, Any]] = (), blobs: BlobStore | None = None) -> bool:
+             artifacts: Artifacts = (), blobs: BlobStore | None = None, notes: Notes = (), *,
+             on_gpu: bool = True) -> bool:
     """running → failed: the submission cannot run (engine outcome "failed").
 
     `artifacts` (the engine's report and events, where it got that far) are kept
     with the job, so the user can read why."""
-    stored = {name: blobs.put_file(path) for name, path in artifacts} if blobs is not None else {}
-    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs,
-                        outcome="failed", error=error)
+    stored = _store(artifacts, blobs)
+    return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs, notes,
+                        on_gpu, outcome="failed", error=error)
 
 
-def mark_cancelled(session: Session, job_id: str, worker_id: str) -> bool:
-    return _end_running(session, job_id, worker_id, CANCELLED, "cancelled")
+def mark_cancelled(session: Session, job_id: str, worker_id: str, *, on_gpu: bool = True) -> bool:
+    return _end_running(session, job_id, worker_id, CANCELLED, "cancelled", on_gpu=on_gpu)
 
 
 def request_cancel(session: Session, team_id: int, job_id: str) -> Job | None:

@@ -46,6 +46,11 @@ class Settings(BaseSettings):
         if not 1 <= v < 2**31:
             raise ValueError("sandbox uids must be unprivileged (>= 1000 for the base) and < 2^31")
         return v
+    # Artifacts a worker copies out of a job's work directory (worker/artifacts.py): a file
+    # larger than the first, or one that would take the job past the second, is not stored.
+    # Sizes are apparent sizes (st_size), so a sparse file counts fully.
+    max_artifact_bytes: int = 128 * 1024 * 1024
+    max_job_artifact_bytes: int = 512 * 1024 * 1024
 
     @field_validator("database_url", "broker_url", mode="before")
     @classmethod
@@ -75,7 +80,8 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _consistent(self) -> "Settings":
         for name in ("max_upload_bytes", "max_queued_jobs_per_team", "job_time_limit_s",
-                     "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts"):
+                     "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts",
+                     "max_artifact_bytes", "max_job_artifact_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
         if self.auth_cache_ttl_s < 0 or self.api_db_threads < 1:

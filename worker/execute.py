@@ -18,8 +18,12 @@ of the embedded dispatcher). The flow:
    `CANCEL` file, which the child's `should_cancel` checks between stages.
 5. **Finish**: engine outcome `failed` → `fail_job` with its message and the
    engine's report as artifacts (or `mark_cancelled` when it stopped for a cancel);
-   any other outcome → `finish_job` with the result and every file of the work
-   directory stored as a blob. A child
+   any other outcome → `finish_job` with the result and the work directory's
+   artifacts. Artifacts are copied into the blob store by `worker.artifacts`
+   (expected names only, regular files, per-file and per-job size caps; what it
+   refuses is named in the result's `skipped_artifacts` and a `warning` event)
+   while the monitor keeps beating: it stops only just before the final
+   transition. A child
    that timed out or crashed ends as outcome `fallback` with cause `timeout: ...` or
    `crash: ...`, the same mapping the engine uses for its own stages; an error of
    the engine itself ends the job `failed`. A job is never left running by a worker
@@ -39,6 +43,7 @@ from typing import Any
 
 from isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
 from isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
+from worker.artifacts import collect_for_job
 
 log = logging.getLogger("kernelopt.worker")
 
@@ -258,31 +263,6 @@ def _job_options(options: dict | None, settings) -> dict:
     return opts
 
 
-def _artifacts(workdir: Path) -> list[tuple[str, Path]]:
-    """Every regular file under the work directory, named by its relative path."""
-    if not workdir.is_dir():
-        return []
-    return sorted((p.relative_to(workdir).as_posix(), p) for p in workdir.rglob("*")
-                  if p.is_file() and not p.is_symlink())
-
-
-def _gpu_seconds(session, job_id: str) -> float:
-    from sqlalchemy import select
-
-    from storage.models import Job
-
-    return float(session.scalar(select(Job.gpu_seconds).where(Job.id == job_id)) or 0.0)
-
-
-def _set_gpu_seconds(settings, job_id: str, value: float) -> None:
-    from sqlalchemy import update
-
-    from storage.models import Job
-
-    with _scope(settings) as s:
-        s.execute(update(Job).where(Job.id == job_id).values(gpu_seconds=value))
-
-
 def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | None = None) -> str | None:
     """Claim and run one job. Returns the final status it set, or None if there was nothing to run.
 
@@ -371,40 +351,54 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         else:
             engine_error = f"internal engine error: {exc.message}"
             log.error("job %s: engine raised %s\n%s", job_id, exc.message, exc.traceback)
+    except BaseException:
+        monitor.stop()  # a worker shutdown: no more heartbeats, the reaper re-queues the job
+        raise
     finally:
         if lease is not None:
             lease.release()
         wall = time.monotonic() - t0
+
+    def cancelled() -> bool:
+        return monitor.cancel_touched and not monitor.lost and (
+            result is None or (result["outcome"] == "failed" and result.get("cause") == "cancelled")
+            or result["cause"].startswith(("timeout", "crash")))
+
+    # The artifacts are copied while the monitor keeps beating: a large copy must not
+    # look like a lost worker to the reaper. It stops just before the final transition.
+    collected = None
+    try:
+        if result is not None and engine_error is None and not cancelled():
+            collected = collect_for_job(workdir, blobs, settings, should_stop=lambda: monitor.lost, job_id=job_id)
+            result["artifacts"] = sorted(collected.stored)
+            result["skipped_artifacts"] = collected.skipped
+            result["artifacts_stored"] = collected.summary()
+    finally:
         monitor.stop()
         monitor.join(30)
         try:
             monitor.tail()  # the last lines the engine wrote
         except Exception:  # noqa: BLE001
             log.exception("job %s: could not record the last events", job_id)
+    stored = collected.stored if collected is not None else {}
+    notes = collected.notes() if collected is not None else []
 
-    if result is not None:
-        result.setdefault("artifacts", [])
-        result["artifacts"] = [name for name, _ in _artifacts(workdir)]
-
+    # The state machine charges each attempt's wall time as GPU time, in the final transition itself.
+    on_gpu = ran_on_gpu(workdir, child_env)
     with _scope(settings) as s:
-        charged_before = _gpu_seconds(s, job_id)
-        if monitor.cancel_touched and not monitor.lost and (
-                result is None or (result["outcome"] == "failed" and result.get("cause") == "cancelled")
-                or result["cause"].startswith(("timeout", "crash"))):
-            ok, status = jobs.mark_cancelled(s, job_id, worker_id), "cancelled"
+        if cancelled():
+            ok, status = jobs.mark_cancelled(s, job_id, worker_id, on_gpu=on_gpu), "cancelled"
         elif engine_error is not None:
-            ok, status = jobs.fail_job(s, job_id, worker_id, engine_error), "failed"
+            ok, status = jobs.fail_job(s, job_id, worker_id, engine_error, on_gpu=on_gpu), "failed"
         elif result["outcome"] == "failed":
             ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"],
-                                       _artifacts(workdir), blobs), "failed"
+                                       stored, blobs, notes, on_gpu=on_gpu), "failed"
         else:
-            ok, status = jobs.finish_job(s, job_id, worker_id, result, _artifacts(workdir), blobs), "succeeded"
+            ok, status = jobs.finish_job(s, job_id, worker_id, result, stored, blobs, notes,
+                                         on_gpu=on_gpu), "succeeded"
     if not ok:
         log.warning("job %s: final transition to %s refused (no longer held by %s)", job_id, status, worker_id)
         return None
-    if not ran_on_gpu(workdir, child_env):
-        # The state machine charges each attempt's wall time as GPU time; this one ran without a GPU.
-        _set_gpu_seconds(settings, job_id, charged_before)
     log.info("job %s: %s%s in %.1f s", job_id, status,
              f" ({result['outcome']}: {result['cause'][:120]})" if result else "", wall)
     shutil.rmtree(job_dir, ignore_errors=True)  # artifacts live in the blob store now

@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import logging
 import mimetypes
-import os
 import re
 from dataclasses import fields as dc_fields
 from datetime import datetime, timezone
@@ -339,27 +338,53 @@ async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> Arti
 
 @router.get("/{job_id}/artifacts/{name:path}", summary="Download one artifact", response_class=StreamingResponse,
             responses={**AUTH, 404: {"model": Problem, "description": "no such job or artifact"},
+                       500: {"model": Problem, "description": (
+                           "the stored bytes failed their integrity check (sha256 or size differ from what was "
+                           "recorded): nothing is served")},
                        200: {"content": {"application/octet-stream": {}}}})
 def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, pattern=PRINTABLE)], request: Request,
                       team: TeamDep) -> StreamingResponse:
+    """The artifact's bytes, verified: the blob is hashed (sha256 and size against what was recorded when
+    it was stored) before anything is sent, and hashed again while it streams; the last chunk is held
+    back until that second hash matched too, so bytes altered on disk are never served whole."""
+    import hashlib
+
     from service.job_queries import get_artifact
-    from storage.blobs import BlobNotFound
+    from storage.blobs import BlobCorrupt, BlobNotFound
 
     with request.app.state.read_sessionmaker() as session:  # closed before the (maybe long) download streams
         _get_or_404(session, team, job_id)
         art = get_artifact(session, team.id, job_id, name)
     if art is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"job {job_id} has no artifact {name!r}")
+    sha, size = art.blob_sha256, art.size
     try:
-        handle = request.app.state.blobs.open(art.blob_sha256)
+        handle = request.app.state.blobs.open_verified(sha, size)
     except (BlobNotFound, ValueError):
-        log.error("artifact %s of job %s: blob %s missing", name, job_id, art.blob_sha256)
+        log.error("artifact %s of job %s: blob %s missing", name, job_id, sha)
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"the content of artifact {name!r} is missing") from None
+    except BlobCorrupt as exc:
+        log.error("artifact %s of job %s (team %s): %s; not served", name, job_id, team.id, exc)
+        raise HTTPException(status.HTTP_500_INTERNAL_SERVER_ERROR, detail=(
+            f"the stored content of artifact {name!r} failed its integrity check ({exc.problem}); it is not "
+            f"served. The operator can restore blob {sha} from a backup.")) from None
 
     def chunks():
+        digest, sent, held = hashlib.sha256(), 0, b""
         with handle:
             while chunk := handle.read(256 * 1024):
-                yield chunk
+                if held:
+                    yield held
+                digest.update(chunk)
+                sent += len(chunk)
+                held = chunk
+        if sent != size or digest.hexdigest() != sha:
+            # Changed on disk after it was verified: end the response short of its Content-Length.
+            log.error("artifact %s of job %s (team %s): blob %s changed while it was sent; response aborted",
+                      name, job_id, team.id, sha)
+            raise BlobCorrupt(sha, "changed while it was sent")
+        if held:
+            yield held
 
     content_type = art.content_type or mimetypes.guess_type(name)[0] or "application/octet-stream"
     basename = name.rsplit("/", 1)[-1]
@@ -368,5 +393,4 @@ def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, p
     disposition = f"attachment; filename=\"{basename.encode('ascii', 'replace').decode().replace(chr(34), '_')}\""
     disposition += f"; filename*=UTF-8''{quote(basename)}"
     return StreamingResponse(chunks(), media_type=content_type,
-                             headers={"Content-Disposition": disposition,
-                                      "Content-Length": str(os.fstat(handle.fileno()).st_size)})
+                             headers={"Content-Disposition": disposition, "Content-Length": str(size)})

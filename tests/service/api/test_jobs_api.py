@@ -395,6 +395,77 @@ def test_artifacts_list_and_download(api, worker):
     assert api.client.get(f"/v1/jobs/{other['id']}/artifacts", headers=h).json()["items"] == []
 
 
+def _tamper(path, append: bytes | None = None) -> None:
+    import os
+
+    os.chmod(path, 0o644)
+    if append is not None:
+        with open(path, "ab") as f:
+            f.write(append)
+    else:
+        data = bytearray(path.read_bytes())
+        data[len(data) // 2] ^= 0x01
+        path.write_bytes(bytes(data))
+
+
+def test_a_blob_altered_on_disk_is_never_served(api, worker, caplog):
+    """Issue 7: a blob appended to on disk was downloaded as if intact. Now: 500, logged, no bytes."""
+    import logging
+
+    report, module = b"# report\n" * 100, b"class ModelNew: pass\n" * 100
+    job = api.submit().json()
+    worker.run(job["id"], artifacts={"report.md": report, "optimized_module.py": module, "report.json": b"{}"})
+    h = api.headers()
+    items = {a["name"]: a for a in api.client.get(f"/v1/jobs/{job['id']}/artifacts", headers=h).json()["items"]}
+    blobs = api.app.state.blobs
+    _tamper(blobs.path(items["report.md"]["sha256"]), append=b"\nrm -rf / # appended by another team\n")
+    _tamper(blobs.path(items["optimized_module.py"]["sha256"]))  # same size, one bit changed
+
+    with caplog.at_level(logging.ERROR, logger="kernelopt.api"):
+        for name, problem in (("report.md", "recorded"), ("optimized_module.py", "hashes to")):
+            r = api.client.get(items[name]["url"], headers=h)
+            assert r.status_code == 500, (name, r.status_code, r.content[:200])
+            assert r.headers["content-type"].startswith("application/json")
+            detail = r.json()["detail"]
+            assert "integrity check" in detail and problem in detail and "not served" in detail, detail
+            assert report not in r.content and b"ModelNew" not in r.content
+    logged = [rec.getMessage() for rec in caplog.records if rec.name == "kernelopt.api"]
+    assert any("report.md" in m and "corrupt" in m and job["id"] in m for m in logged), logged
+    assert any("optimized_module.py" in m and "corrupt" in m for m in logged), logged
+    # The untouched artifact of the same job is still served.
+    r = api.client.get(items["report.json"]["url"], headers=h)
+    assert r.status_code == 200 and r.content == b"{}"
+
+
+def test_a_blob_changed_while_it_streams_is_cut_short(api, worker, live, caplog):
+    """Verified, then rewritten in place while it streams (over real HTTP): the response ends short of its
+    Content-Length, because the last chunk is held back until the second hash matched."""
+    import logging
+    import time
+
+    import httpx
+
+    big = bytes(range(256)) * (128 * 1024)  # 32 MiB: more than the socket buffers hold
+    job = api.submit().json()
+    worker.run(job["id"], artifacts={"optimized_module.py": big})
+    h = api.headers()
+    (item,) = api.client.get(f"/v1/jobs/{job['id']}/artifacts", headers=h).json()["items"]
+    path = api.app.state.blobs.path(item["sha256"])
+    received = bytearray()
+    with caplog.at_level(logging.ERROR, logger="kernelopt.api"), pytest.raises(httpx.HTTPError):
+        with httpx.stream("GET", live.url + item["url"], headers=h, timeout=30) as r:
+            assert r.status_code == 200 and int(r.headers["content-length"]) == len(big)
+            for chunk in r.iter_raw(64 * 1024):
+                if not received:
+                    time.sleep(0.3)  # the server has filled the socket buffers and waits
+                    with open(path, "r+b") as f:  # the last byte, not yet read by the server
+                        f.seek(-1, 2)
+                        f.write(b"\xff" if big[-1:] != b"\xff" else b"\x00")
+                received += chunk
+    assert 0 < len(received) < len(big)
+    assert any("changed while it was sent" in rec.getMessage() for rec in caplog.records)
+
+
 # ---------------------------------------------------------------- stats
 
 def test_stats_counts_geomeans_and_gpu_hours(api, worker):

@@ -75,6 +75,8 @@ def settings_env(settings) -> dict[str, str]:
         "KERNELOPT_HEARTBEAT_TIMEOUT_S": str(settings.heartbeat_timeout_s),
         "KERNELOPT_MAX_JOB_ATTEMPTS": str(settings.max_job_attempts),
         "KERNELOPT_JOB_TIME_LIMIT_S": str(settings.job_time_limit_s),
+        "KERNELOPT_MAX_ARTIFACT_BYTES": str(settings.max_artifact_bytes),
+        "KERNELOPT_MAX_JOB_ARTIFACT_BYTES": str(settings.max_job_artifact_bytes),
         "PYTHONPATH": os.pathsep.join([str(REPO)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
                                                      if p]),
     })
