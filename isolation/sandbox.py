@@ -128,6 +128,9 @@ def child_environment(scratch: Path, extra: Mapping[str, str] | None = None,
     env.update({
         "PATH": f"{exe_dir}:{_SAFE_PATH}",
         "HOME": str(scratch / ".home"),
+        # getpass.getuser() (Inductor's cache paths) reads these first; the job's uid has no passwd entry.
+        "USER": "kernelopt-job",
+        "LOGNAME": "kernelopt-job",
         "XDG_CACHE_HOME": str(cache),
         "TRITON_CACHE_DIR": str(cache / "triton"),
         "TORCHINDUCTOR_CACHE_DIR": str(cache / "inductor"),
