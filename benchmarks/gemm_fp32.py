@@ -49,21 +49,21 @@ SMOKE_SHAPES = ["2048x8192x4096", "large K 256x524288x256"]
 
 #: method -> (description, ranked?) ; the callables are built in `methods()`
 INFO = {
-    "cublas_fp32": ("cuBLAS fp32 (allow_tf32 off): the reference", True),
-    "cublas_tf32": ("cuBLAS TF32 (allow_tf32 on): not fp32-accurate", True),
-    "split3_rn_separate": ("3xTF32 on cuBLAS, RN split, 3 GEMMs (beta=1)", True),
-    "split3_rn_concat": ("3xTF32 on cuBLAS, RN split, one GEMM K'=3K", True),
-    "split3_trunc_auto": ("3xTF32 on cuBLAS, truncation split (hi = x & ~0x1FFF), layout by bytes", True),
-    "triton_tf32x3": ("Triton persistent TMA kernel, tl.dot tf32x3", True),
-    "triton_3xtf32": ("Triton kernel, 3xTF32 written out (carried accumulator)", True),
-    "triton_presplit": ("Triton kernel on operands split beforehand (split pass timed)", True),
-    "triton_bf16x6": ("Triton kernel, tl.dot bf16x6", True),
-    "triton_bf16x3": ("Triton kernel, tl.dot bf16x3", True),
-    "triton_tf32": ("Triton kernel, plain tf32 (kernel efficiency vs cuBLAS TF32)", True),
-    "info_split3_gemm_only": ("info: cuBLAS 3 TF32 GEMMs on parts split beforehand", False),
-    "info_presplit_gemm_only": ("info: Triton presplit kernel, parts split beforehand, B K-major", False),
+    'cublas_fp32': ('cuBLAS fp32 (allow_tf32 off): the reference', True),
+    'cublas_tf32': ('cuBLAS TF32 (allow_tf32 on): not fp32-accurate', True),
+    'split3_chunk256': ('3xTF32 on cuBLAS, RN split, K in chunks of 256: one GEMM per chunk on [A_lo|A_hi|A_hi]·[B_hi;B_lo;B_hi], chunks added by beta=1', True),
+    'triton_presplit': ('Triton kernel on K-major hi/lo parts (the split pass, B transposed, timed)', True),
+    'triton_bf16x6': ('Triton kernel, tl.dot bf16x6', True),
+    'triton_tf32x3': ('Triton persistent TMA kernel, tl.dot tf32x3', True),
+    'split3_chunk1024': ('as split3_chunk256 with chunks of 1024', True),
+    'split3_textbook_trunc': ('3xTF32 on cuBLAS as specified: truncation split (hi = x & ~0x1FFF), 3 GEMMs over all of K chained by beta=1', True),
+    'split3_textbook_rn': ('the same with a round-to-nearest split', True),
+    'triton_3xtf32': ('Triton kernel, 3xTF32 written out (RN split in registers, per-K-tile sums)', True),
+    'triton_bf16x3': ('Triton kernel, tl.dot bf16x3', True),
+    'triton_tf32': ('Triton kernel, plain tf32 (kernel efficiency vs cuBLAS TF32)', True),
+    'info_split3_chunk256_gemm_only': ("info: split3_chunk256's GEMMs on parts split beforehand", False),
+    'info_presplit_gemm_only': ("info: triton_presplit's kernel on parts split beforehand", False),
 }
-SMOKE_METHODS = list(INFO)
 
 
 def methods(a, b, batched):
@@ -71,6 +71,8 @@ def methods(a, b, batched):
     mm = torch.bmm if batched else torch.mm
     tmm = ge.triton_bmm if batched else ge.triton_mm
     s3 = ge.bmm_3xtf32 if batched else ge.mm_3xtf32
+    a3 = a if batched else a.unsqueeze(0)
+    b3 = b if batched else b.unsqueeze(0)
 
     def cublas(tf32):
         def f():
@@ -80,41 +82,32 @@ def methods(a, b, batched):
 
     parts = {}
 
-    def gemm_only():
+    def chunk_gemm_only():
         if "cub" not in parts:
-            a3 = a if batched else a.unsqueeze(0)
-            b3 = b if batched else b.unsqueeze(0)
-            ah, al = ge.split_tf32(a3)
-            bh, bl = ge.split_tf32(b3)
-            parts["cub"] = (ah, al, bh, bl)
-        ah, al, bh, bl = parts["cub"]
-        out = ge.tc_matmul(al, bh)
-        ge.tc_matmul(ah, bl, out=out, accumulate=True)
-        ge.tc_matmul(ah, bh, out=out, accumulate=True)
+            parts["cub"] = ge.split3_operands(a3, b3, k_chunk=256)
+        out = torch.empty((a3.shape[0], a3.shape[1], b3.shape[2]), device=a.device)
+        ge.split3_gemm(parts["cub"], out)
         return out if batched else out[0]
 
     def presplit_gemm_only():
         if "tri" not in parts:
-            ah, al = ge.split_like(a)
-            bt = b.transpose(-1, -2).contiguous().transpose(-1, -2)  # K-major B (a Linear weight's layout)
-            bh, bl = ge.split_like(bt)
-            del bt
-            parts["tri"] = (ah, al, bh, bl)
+            parts["tri"] = (*ge.split_kmajor(a, "a"), *ge.split_kmajor(b, "b"))
         return ge.triton_mm_presplit(*parts["tri"])
 
     return {
         "cublas_fp32": cublas(False),
         "cublas_tf32": cublas(True),
-        "split3_rn_separate": lambda: s3(a, b, rounding="rn", layout="separate"),
-        "split3_rn_concat": lambda: s3(a, b, rounding="rn", layout="concat"),
-        "split3_trunc_auto": lambda: s3(a, b, rounding="trunc", layout="auto"),
+        "split3_textbook_trunc": lambda: s3(a, b, rounding="trunc", layout="separate", k_chunk=0),
+        "split3_textbook_rn": lambda: s3(a, b, rounding="rn", layout="separate", k_chunk=0),
+        "split3_chunk256": lambda: s3(a, b, rounding="rn", layout="concat", k_chunk=256),
+        "split3_chunk1024": lambda: s3(a, b, rounding="rn", layout="concat", k_chunk=1024),
         "triton_tf32x3": lambda: tmm(a, b, precision="tf32x3"),
         "triton_3xtf32": lambda: tmm(a, b, precision="3xtf32"),
         "triton_presplit": lambda: tmm(a, b, precision="presplit"),
         "triton_bf16x6": lambda: tmm(a, b, precision="bf16x6"),
         "triton_bf16x3": lambda: tmm(a, b, precision="bf16x3"),
         "triton_tf32": lambda: tmm(a, b, precision="tf32"),
-        "info_split3_gemm_only": gemm_only,
+        "info_split3_chunk256_gemm_only": chunk_gemm_only,
         "info_presplit_gemm_only": presplit_gemm_only,
     }, parts
 
@@ -131,10 +124,6 @@ def tuned_config(name, a, b, batched):
     n = b.shape[-1]
     for key, (cfg, results) in ge.TUNED.items():
         if key[:4] == (nb, m, n, k) and key[6] == prec:
-            if name == "info_presplit_gemm_only" and not key[5]:
-                continue
-            if name == "triton_presplit" and key[5]:
-                continue
             return cfg.short(), {kk: (round(v, 4) if isinstance(v, float) else v) for kk, v in results.items()}
     return None, None
 
@@ -169,7 +158,9 @@ def checks():
     ref = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
     e32 = ge.max_rel_error(torch.addmm(bias, a, b, beta=0.5, alpha=2.0), ref)
     res["addmm fp32"] = e32
-    res["addmm split3"] = ge.max_rel_error(ge.addmm_3xtf32(bias, a, b, beta=0.5, alpha=2.0), ref)
+    res["addmm split3 chunk256"] = ge.max_rel_error(ge.addmm_3xtf32(bias, a, b, beta=0.5, alpha=2.0), ref)
+    res["addmm split3 separate chunk128"] = ge.max_rel_error(
+        ge.addmm_3xtf32(bias, a, b, beta=0.5, alpha=2.0, layout="separate", k_chunk=128), ref)
     cfg = ge.HOPPER_CONFIGS[0]
     res["addmm triton tf32x3"] = ge.max_rel_error(
         ge.triton_addmm(bias, a, b, beta=0.5, alpha=2.0, config=cfg), ref)
@@ -181,13 +172,23 @@ def checks():
     A, B, X = r(6, 136, 260), r(6, 260, 72), r(6, 136, 72)
     R = torch.baddbmm(X.double(), A.double(), B.double(), beta=0.25, alpha=1.5)
     res["baddbmm fp32"] = ge.max_rel_error(torch.baddbmm(X, A, B, beta=0.25, alpha=1.5), R)
-    res["baddbmm split3"] = ge.max_rel_error(ge.baddbmm_3xtf32(X, A, B, beta=0.25, alpha=1.5), R)
+    res["baddbmm split3 chunk256 (K padded)"] = ge.max_rel_error(ge.baddbmm_3xtf32(X, A, B, beta=0.25, alpha=1.5), R)
+    res["baddbmm split3 chunk100"] = ge.max_rel_error(
+        ge.baddbmm_3xtf32(X, A, B, beta=0.25, alpha=1.5, k_chunk=100), R)
     res["baddbmm triton"] = ge.max_rel_error(ge.triton_baddbmm(X, A, B, beta=0.25, alpha=1.5, config=cfg), R)
     At = A.transpose(1, 2).contiguous().transpose(1, 2)
     R2 = torch.bmm(A.double(), B.double())
     res["bmm triton A_T (K padded)"] = ge.max_rel_error(ge.triton_bmm(At, B, config=cfg), R2)
     res["bmm triton presplit"] = ge.max_rel_error(ge.triton_bmm(A, B, precision="presplit",
                                                                 config=ge.PRESPLIT_CONFIGS[0]), R2)
+    # K-chunk sweep of the cuBLAS construction (tensor-core accumulation length vs error)
+    p_, q_ = r(1024, 8192), r(8192, 1024)
+    P = p_.double() @ q_.double()
+    res["chunk sweep 1024x8192x1024: fp32"] = ge.max_rel_error(p_ @ q_, P)
+    for kc in (64, 128, 256, 512, 1024, 2048, 0):
+        res[f"chunk sweep 1024x8192x1024: split3 concat k_chunk={kc or 'K'}"] = ge.max_rel_error(
+            ge.mm_3xtf32(p_, q_, layout="concat", k_chunk=kc), P)
+    del p_, q_, P
     # positive data: where a truncation split is biased
     u, v = torch.rand(2048, 64, device="cuda", generator=g), torch.rand(64, 2048, device="cuda", generator=g)
     U = u.double() @ v.double()

@@ -11,33 +11,47 @@ fp32's). Splitting each operand x into a TF32-exact high part and a residual,
 gives x·y = hi_x·hi_y + hi_x·lo_y + lo_x·hi_y + lo_x·lo_y; the last term is
 below fp32's resolution and is dropped, the other three run as TF32 tensor-core
 products accumulated in fp32 ("3xTF32", CUTLASS discussion 385). `lo` itself
-carries up to 13 significant bits, of which the tensor core reads 11: the
-residual error per product is <= 2^-22 |x·y| with rounded splits (<= 2^-20
-truncated), under fp32's accumulation error for any K of interest.
+carries up to 13 significant bits, of which the tensor core reads 11 (Triton's
+tf32 dot truncates: bit-identical to pre-truncated operands on the H200;
+cuBLAS's TF32 matched neither pre-truncated nor pre-rounded operands): the
+residual error per product is <= 2^-22 |x·y| with rounded splits (<= 2^-20,
+and biased, truncated).
+
+Where the sum is formed matters as much as the split. The tensor cores add
+into their fp32 accumulator with truncation, so a TF32 GEMM that accumulates all
+of K inside the tensor core drifts: on an H200 (2026-12-01, K = 8192) three
+cuBLAS TF32 GEMMs chained through beta=1 came out 4.6x *less* accurate than
+cuBLAS fp32 (and a Triton loop carrying its accumulator through the tensor
+cores 13x), while summing each K-tile's products from zero and adding the tile
+sums with fp32 round-to-nearest (Triton's ``tf32x3``) was 7x *more* accurate.
+Every construction here therefore keeps the tensor-core chains short.
 
 Two constructions, each with its method stated in its docstring:
 
 * **cuBLAS split** (`mm_3xtf32`, `bmm_3xtf32`, `addmm_3xtf32`,
-  `baddbmm_3xtf32`): one memory-bound pass splits A and B (a Triton kernel on
-  CUDA), then cuBLAS TF32 GEMMs with `torch.backends.cuda.matmul.allow_tf32`
-  switched on for those calls only and restored. Two layouts:
-  ``separate`` runs three GEMMs, small terms first (lo·hi, then hi·lo added
-  through beta=1, then hi·hi added last); ``concat`` runs one GEMM on
-  ``[A_lo | A_hi | A_hi] · [B_hi ; B_lo ; B_hi]`` (K' = 3K; same products, same
-  order along K, the output written once: the choice when the output is large
-  next to the operands, e.g. small K). ``auto`` picks by bytes moved.
+  `baddbmm_3xtf32`): one memory-bound pass (a Triton kernel on CUDA) splits A
+  and B straight into the layout the GEMMs read, then cuBLAS TF32 GEMMs with
+  `torch.backends.cuda.matmul.allow_tf32` switched on for those calls only and
+  restored. K is cut into chunks (`DEFAULT_K_CHUNK`); per chunk, ``concat``
+  runs one GEMM on ``[A_lo | A_hi | A_hi] · [B_hi ; B_lo ; B_hi]`` (the three
+  products, small terms first along K) and ``separate`` runs three; the chunks
+  are added in cuBLAS's fp32 epilogue (beta=1, round-to-nearest). ``k_chunk=0``
+  with ``separate`` is the textbook construction (3 GEMMs over all of K).
 * **Triton kernel** (`triton_mm`, `triton_bmm`, `triton_addmm`,
-  `triton_baddbmm`): a persistent, TMA-fed kernel (tensor descriptors, grouped
-  tile order, flattened software-pipelined loop) whose products use
-  ``tl.dot(..., input_precision=P)``: ``tf32x3`` (Triton's own 3xTF32: operands
-  split in registers with round-to-nearest, the two small products and the big
-  one summed per K-tile from zero, then added to the fp32 accumulator),
-  ``3xtf32`` (the same split written out, the accumulator carried through all
-  three products), ``bf16x6`` / ``bf16x3`` (operands split into 3 / 2 bf16
-  parts, 6 / 3 products), or ``tf32`` / ``ieee`` for reference. Split-K (fp32
-  partial sums in a workspace, reduced in a fixed order: deterministic) for
-  large-K, small-M×N shapes. Configurations are tuned per shape on the GPU
-  (`tune=True`); without a GPU (TRITON_INTERPRET=1) one explicit config runs.
+  `triton_baddbmm`, `triton_mm_presplit`): a persistent, TMA-fed kernel
+  (host tensor descriptors, grouped tile order, software-pipelined K loop)
+  whose products use ``tl.dot(..., input_precision=P)``: ``tf32x3`` (Triton's
+  own 3xTF32: operands split in registers with round-to-nearest, the two small
+  products and the big one summed per K-tile from zero, then added to the fp32
+  accumulator), ``3xtf32`` (the same split written out),
+  ``presplit`` (operands split beforehand into K-major hi/lo parts in global
+  memory, all tiles fed by TMA straight to the tensor cores, per-K-tile sums),
+  ``bf16x6`` / ``bf16x3`` (operands split into 3 / 2 bf16 parts, 6 / 3
+  products), or ``tf32`` / ``ieee`` for reference. Split-K (fp32 partial sums
+  in a workspace, reduced in a fixed order: deterministic) for large-K,
+  small-M×N shapes. The bias of addmm/baddbmm is added in the epilogue.
+  Configurations are tuned per shape on the GPU (`tune=True`); without a GPU
+  (TRITON_INTERPRET=1) one explicit config runs, every dot in fp32.
 
 Non-finite inputs: NaN propagates. A ±inf operand can turn a ±inf product into
 NaN in the split constructions (``0 · inf`` in a residual product) except in
@@ -76,9 +90,10 @@ METHODS = {
     "tf32x3": "Triton tl.dot input_precision='tf32x3' (3xTF32, RN split in registers, "
               "per-K-tile sum from zero added to the fp32 accumulator)",
     "3xtf32": "Triton 3xTF32 written out (RN split in registers, three tf32 tl.dots "
-              "into the carried fp32 accumulator)",
-    "presplit": "Triton 3xTF32 on operands split beforehand (hi and lo in global memory, "
-                "a memory pass; TMA feeds all six tiles straight to the tensor cores)",
+              "from a fresh accumulator per K-tile, added to the fp32 accumulator)",
+    "presplit": "Triton 3xTF32 on operands split beforehand (hi and lo K-major in global memory, "
+                "one memory pass; TMA feeds the four tiles straight to the tensor cores; "
+                "fresh accumulator per K-tile)",
     "bf16x6": "Triton tl.dot input_precision='bf16x6' (operands split into 3 bf16 parts, 6 products)",
     "bf16x3": "Triton tl.dot input_precision='bf16x3' (operands split into 2 bf16 parts, 3 products)",
     "tf32": "plain TF32 (not fp32-accurate)",
@@ -160,17 +175,20 @@ def mm_tf32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 if HAS_TRITON:
 
     @triton.jit
-    def _split_kernel(x_ptr, hi_ptr, lo_ptr, hi2_ptr, R, C,
-                      sxb, sxr, shb, shr, slb, slr, s2b, s2r,
+    def _split_kernel(x_ptr, hi_ptr, lo_ptr, hi2_ptr, R, C, NCH,
+                      sx0, sx1, sxr, sxc, sh0, sh1, shr, shc, sl0, sl1, slr, slc, s20, s21, s2r, s2c,
                       ROUND: tl.constexpr, HAS_HI: tl.constexpr, HAS_HI2: tl.constexpr,
                       BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+        # one [BLOCK_R, BLOCK_C] tile of one (batch, chunk) slice of a 4-D strided view
         pid_r = tl.program_id(0)
         pid_c = tl.program_id(1)
-        bz = tl.program_id(2).to(tl.int64)
-        rows = (pid_r * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)
-        cols = pid_c * BLOCK_C + tl.arange(0, BLOCK_C)
-        mask = (rows[:, None] < R) & (cols[None, :] < C)
-        x = tl.load(x_ptr + bz * sxb + rows[:, None] * sxr + cols[None, :], mask=mask, other=0.0)
+        p2 = tl.program_id(2)
+        i0 = (p2 // NCH).to(tl.int64)
+        i1 = (p2 % NCH).to(tl.int64)
+        rows = (pid_r * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)[:, None]
+        cols = (pid_c * BLOCK_C + tl.arange(0, BLOCK_C)).to(tl.int64)[None, :]
+        mask = (rows < R) & (cols < C)
+        x = tl.load(x_ptr + i0 * sx0 + i1 * sx1 + rows * sxr + cols * sxc, mask=mask, other=0.0)
         xi = x.to(tl.int32, bitcast=True)
         if ROUND:
             xi = xi + 0x1000
@@ -179,14 +197,16 @@ if HAS_TRITON:
         hi = tl.where(finite, hi, x)
         lo = tl.where(finite, x - hi, 0.0)
         if HAS_HI:
-            tl.store(hi_ptr + bz * shb + rows[:, None] * shr + cols[None, :], hi, mask=mask)
-        tl.store(lo_ptr + bz * slb + rows[:, None] * slr + cols[None, :], lo, mask=mask)
+            tl.store(hi_ptr + i0 * sh0 + i1 * sh1 + rows * shr + cols * shc, hi, mask=mask)
+        tl.store(lo_ptr + i0 * sl0 + i1 * sl1 + rows * slr + cols * slc, lo, mask=mask)
         if HAS_HI2:
-            tl.store(hi2_ptr + bz * s2b + rows[:, None] * s2r + cols[None, :], hi, mask=mask)
+            tl.store(hi2_ptr + i0 * s20 + i1 * s21 + rows * s2r + cols * s2c, hi, mask=mask)
 
 
-def _as3(t: torch.Tensor) -> torch.Tensor:
-    return t if t.dim() == 3 else t.unsqueeze(0)
+def _as4(t: torch.Tensor) -> torch.Tensor:
+    while t.dim() < 4:
+        t = t.unsqueeze(0)
+    return t
 
 
 def split_into(x: torch.Tensor, lo: torch.Tensor, hi: Optional[torch.Tensor] = None,
@@ -194,29 +214,33 @@ def split_into(x: torch.Tensor, lo: torch.Tensor, hi: Optional[torch.Tensor] = N
     """Write x's TF32 split: ``hi`` (and a second copy ``hi2``) and ``lo = x - hi``.
 
     rounding: ``"trunc"`` (hi = x with the low 13 mantissa bits cleared) or
-    ``"rn"`` (hi = x rounded to TF32 first, |lo| <= half a TF32 ulp: about 1.5x
-    smaller errors than ``trunc`` for small K, measured on CPU). Non-finite x:
-    hi = x, lo = 0. Outputs may be strided views (rows need not be contiguous,
-    the last dimension must be). One memory pass on CUDA (a Triton kernel).
+    ``"rn"`` (hi = x rounded to TF32 first, half away from zero: |lo| <= half a
+    TF32 ulp, unbiased). Non-finite x: hi = x, lo = 0. x and the outputs are
+    views of the same shape (up to 4-D) with any strides: the outputs may be
+    slots of a concatenated operand or a transposed (K-major) layout. One memory
+    pass on CUDA (a Triton kernel), torch ops elsewhere.
     """
     if rounding not in ("rn", "trunc"):
         raise ValueError(f"rounding must be 'rn' or 'trunc', not {rounding!r}")
-    if x.is_cuda and HAS_TRITON and os.environ.get("TRITON_INTERPRET") != "1":
-        x3, lo3 = _as3(x), _as3(lo)
-        if x3.stride(-1) != 1:
-            x3 = x3.contiguous()
-        hi3 = _as3(hi) if hi is not None else lo3
-        h23 = _as3(hi2) if hi2 is not None else lo3
-        for t in (lo3, hi3, h23):
-            assert t.stride(-1) == 1 and t.shape == x3.shape
-        nb, R, C = x3.shape
-        BR, BC = 16, 256
-        grid = (triton.cdiv(R, BR), triton.cdiv(C, BC), nb)
-        _split_kernel[grid](x3, hi3, lo3, h23, R, C,
-                            x3.stride(0), x3.stride(1), hi3.stride(0), hi3.stride(1),
-                            lo3.stride(0), lo3.stride(1), h23.stride(0), h23.stride(1),
-                            ROUND=rounding == "rn", HAS_HI=hi is not None, HAS_HI2=hi2 is not None,
-                            BLOCK_R=BR, BLOCK_C=BC, num_warps=4)
+    for t in (lo, hi, hi2):
+        if t is not None and t.shape != x.shape:
+            raise ValueError(f"output shape {tuple(t.shape)} != input shape {tuple(x.shape)}")
+    if x.is_cuda and HAS_TRITON and not _interpreting():
+        x4, lo4 = _as4(x), _as4(lo)
+        hi4 = _as4(hi) if hi is not None else lo4
+        h24 = _as4(hi2) if hi2 is not None else lo4
+        n0, n1, R, C = x4.shape
+        if x4.numel() == 0:
+            return
+        # tile along the contiguous dimension of the output
+        if lo4.stride(3) == 1 or lo4.stride(2) != 1:
+            BR, BC = 16, 256
+        else:
+            BR, BC = 128, 32
+        grid = (triton.cdiv(R, BR), triton.cdiv(C, BC), n0 * n1)
+        _split_kernel[grid](x4, hi4, lo4, h24, R, C, n1, *x4.stride(), *hi4.stride(), *lo4.stride(),
+                            *h24.stride(), ROUND=rounding == "rn", HAS_HI=hi is not None,
+                            HAS_HI2=hi2 is not None, BLOCK_R=BR, BLOCK_C=BC, num_warps=4)
         return
     h = round_tf32(x) if rounding == "rn" else truncate_tf32(x)
     finite = torch.isfinite(x)
@@ -229,11 +253,29 @@ def split_into(x: torch.Tensor, lo: torch.Tensor, hi: Optional[torch.Tensor] = N
 
 
 def split_tf32(x: torch.Tensor, rounding: str = "rn") -> tuple[torch.Tensor, torch.Tensor]:
-    """(hi, lo) with hi TF32-exact and hi + lo == x exactly (finite x). See `split_into`."""
-    hi = torch.empty_like(x, memory_format=torch.contiguous_format)
+    """(hi, lo), contiguous, with hi TF32-exact and hi + lo == x exactly (finite x)."""
+    hi = torch.empty(x.shape, device=x.device, dtype=torch.float32)
     lo = torch.empty_like(hi)
     split_into(x, lo, hi, rounding=rounding)
     return hi, lo
+
+
+def split_kmajor(t: torch.Tensor, operand: str, rounding: str = "rn") -> tuple[torch.Tensor, torch.Tensor]:
+    """(hi, lo) of a GEMM operand laid out K-major (K contiguous), whatever t's layout.
+
+    operand ``"a"``: t is [.., M, K] -> contiguous parts; ``"b"``: t is [.., K, N] ->
+    parts are transposed views of contiguous [.., N, K] tensors (the layout of a
+    Linear weight, which the tensor cores read directly for TF32). One pass: the
+    split kernel writes the transposed layout itself.
+    """
+    if operand == "a":
+        return split_tf32(t, rounding)
+    shp = list(t.shape)
+    shp[-2], shp[-1] = shp[-1], shp[-2]
+    hi = torch.empty(shp, device=t.device, dtype=torch.float32)
+    lo = torch.empty_like(hi)
+    split_into(t, lo.transpose(-1, -2), hi.transpose(-1, -2), rounding=rounding)
+    return hi.transpose(-1, -2), lo.transpose(-1, -2)
 
 
 # --------------------------------------------------------------------------
@@ -251,43 +293,103 @@ def choose_layout(m: int, n: int, k: int) -> str:
     return "concat" if k * (m + n) < 4 * m * n else "separate"
 
 
-def _split3_core(a3: torch.Tensor, b3: torch.Tensor, bias3: Optional[torch.Tensor],
-                 beta: float, alpha: float, rounding: str, layout: str) -> torch.Tensor:
-    """Batched core: a3 [nb, M, K], b3 [nb, K, N] -> [nb, M, N] (fp32)."""
+#: K-chunk of the cuBLAS split: each chunk's three products run in one TF32 GEMM
+#: (fresh tensor-core accumulator over 3·chunk), chunks are added in cuBLAS's fp32
+#: epilogue (beta=1, round-to-nearest). Measured on an H200 (2026-12-01): the
+#: tensor cores' own fp32 accumulation over all of K (chunk = K) is 4.6x *less*
+#: accurate than cuBLAS fp32 at K=8192 (it truncates), while per-K-tile sums
+#: (Triton's tf32x3) are 7x more accurate.
+DEFAULT_K_CHUNK = 256
+
+
+def _chunk_size(k: int, target: int) -> int:
+    if target <= 0 or k <= target:
+        return k
+    for d in range(target, max(8, target // 2) - 1, -1):
+        if k % d == 0:
+            return d
+    return target  # K is zero-padded to a multiple
+
+
+@dataclass
+class Split3Operands:
+    """A and B split for the cuBLAS 3xTF32 GEMMs (`split3_operands`), reusable (a
+    weight's split can be made once per job)."""
+    layout: str  # concat | separate
+    kc: int  # K chunk
+    nch: int
+    parts: tuple  # concat: (ac [nb, M, nch·3·kc], bc [nb, nch·3·kc, N]); separate: (a_hi, a_lo, b_hi, b_lo)
+
+
+def split3_operands(a3: torch.Tensor, b3: torch.Tensor, *, rounding: str = "rn", layout: str = "auto",
+                    k_chunk: int = DEFAULT_K_CHUNK) -> Split3Operands:
+    """The split pass of the cuBLAS construction: a3 [nb, M, K], b3 [nb, K, N]."""
     nb, m, k = a3.shape
     n = b3.shape[2]
-    if layout == "auto":
-        layout = choose_layout(m, n, k)
     dev = a3.device
+    kc = _chunk_size(k, k_chunk)
+    nch = -(-k // kc)
+    if layout == "auto":
+        layout = "concat" if kc < k else choose_layout(m, n, k)
+    if layout == "concat":
+        kp = nch * kc
+        alloc = torch.zeros if kp != k else torch.empty
+        # per chunk c: [A_lo | A_hi | A_hi]_c . [B_hi ; B_lo ; B_hi]_c, small terms first along K
+        ac = alloc((nb, m, nch, 3, kc), device=dev, dtype=torch.float32)
+        bc = alloc((nb, nch, 3, kc, n), device=dev, dtype=torch.float32)
+        if kp != k:
+            a3 = torch.nn.functional.pad(a3, (0, kp - k))
+            b3 = torch.nn.functional.pad(b3, (0, 0, 0, kp - k))
+        xa = a3.reshape(nb, m, nch, kc).permute(0, 2, 1, 3)  # [nb, nch, M, kc]
+        split_into(xa, lo=ac[:, :, :, 0].permute(0, 2, 1, 3), hi=ac[:, :, :, 1].permute(0, 2, 1, 3),
+                   hi2=ac[:, :, :, 2].permute(0, 2, 1, 3), rounding=rounding)
+        split_into(b3.reshape(nb, nch, kc, n), lo=bc[:, :, 1], hi=bc[:, :, 0], hi2=bc[:, :, 2],
+                   rounding=rounding)
+        return Split3Operands("concat", kc, nch, (ac.view(nb, m, nch * 3 * kc), bc.view(nb, nch * 3 * kc, n)))
+    if layout != "separate":
+        raise ValueError(f"layout must be auto, separate or concat, not {layout!r}")
+    a_hi, a_lo = split_tf32(a3, rounding)
+    b_hi, b_lo = split_tf32(b3, rounding)
+    return Split3Operands("separate", kc, nch, (a_hi, a_lo, b_hi, b_lo))
+
+
+def split3_gemm(ops: Split3Operands, out: torch.Tensor, *, accumulate: bool = False,
+                alpha: float = 1.0) -> torch.Tensor:
+    """The TF32 GEMMs of the cuBLAS construction into out [nb, M, N] (added to it with
+    `accumulate`): per K chunk, the small products first, the big one last."""
+    first = accumulate
+    if ops.layout == "concat":
+        ac, bc = ops.parts
+        w = 3 * ops.kc
+        for c in range(ops.nch):
+            tc_matmul(ac[:, :, w * c:w * (c + 1)], bc[:, w * c:w * (c + 1)], out=out, accumulate=first,
+                      alpha=alpha)
+            first = True
+        return out
+    a_hi, a_lo, b_hi, b_lo = ops.parts
+    k = a_hi.shape[2]
+    for c0 in range(0, k, ops.kc):
+        sl = slice(c0, min(k, c0 + ops.kc))
+        tc_matmul(a_lo[:, :, sl], b_hi[:, sl], out=out, accumulate=first, alpha=alpha)
+        tc_matmul(a_hi[:, :, sl], b_lo[:, sl], out=out, accumulate=True, alpha=alpha)
+        tc_matmul(a_hi[:, :, sl], b_hi[:, sl], out=out, accumulate=True, alpha=alpha)
+        first = True
+    return out
+
+
+def _split3_core(a3: torch.Tensor, b3: torch.Tensor, bias3: Optional[torch.Tensor],
+                 beta: float, alpha: float, rounding: str, layout: str,
+                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
+    """Batched core: a3 [nb, M, K], b3 [nb, K, N] -> [nb, M, N] (fp32)."""
+    nb, m, _ = a3.shape
+    n = b3.shape[2]
+    out = torch.empty((nb, m, n), device=a3.device, dtype=torch.float32)
     if bias3 is not None:
-        out = torch.empty((nb, m, n), device=dev, dtype=torch.float32)
         out.copy_(bias3.expand(nb, m, n))
         if beta != 1.0:
             out.mul_(beta)
-        acc_first = True
-    else:
-        out = torch.empty((nb, m, n), device=dev, dtype=torch.float32)
-        acc_first = False
-    if layout == "concat":
-        ac = torch.empty((nb, m, 3 * k), device=dev, dtype=torch.float32)
-        bc = torch.empty((nb, 3 * k, n), device=dev, dtype=torch.float32)
-        # [A_lo | A_hi | A_hi] . [B_hi ; B_lo ; B_hi]: small terms first along K
-        split_into(a3, lo=ac[:, :, :k], hi=ac[:, :, k:2 * k], hi2=ac[:, :, 2 * k:], rounding=rounding)
-        split_into(b3, lo=bc[:, k:2 * k], hi=bc[:, :k], hi2=bc[:, 2 * k:], rounding=rounding)
-        tc_matmul(ac, bc, out=out, accumulate=acc_first, alpha=alpha)
-        return out
-    if layout != "separate":
-        raise ValueError(f"layout must be auto, separate or concat, not {layout!r}")
-    a_hi = torch.empty((nb, m, k), device=dev, dtype=torch.float32)
-    a_lo = torch.empty_like(a_hi)
-    b_hi = torch.empty((nb, k, n), device=dev, dtype=torch.float32)
-    b_lo = torch.empty_like(b_hi)
-    split_into(a3, lo=a_lo, hi=a_hi, rounding=rounding)
-    split_into(b3, lo=b_lo, hi=b_hi, rounding=rounding)
-    tc_matmul(a_lo, b_hi, out=out, accumulate=acc_first, alpha=alpha)  # small terms first
-    tc_matmul(a_hi, b_lo, out=out, accumulate=True, alpha=alpha)
-    tc_matmul(a_hi, b_hi, out=out, accumulate=True, alpha=alpha)  # the big term last
-    return out
+    ops = split3_operands(a3, b3, rounding=rounding, layout=layout, k_chunk=k_chunk)
+    return split3_gemm(ops, out, accumulate=bias3 is not None, alpha=alpha)
 
 
 def _check_f32(*ts):
@@ -297,29 +399,33 @@ def _check_f32(*ts):
 
 
 def mm_3xtf32(a: torch.Tensor, b: torch.Tensor, *, rounding: str = "rn",
-              layout: str = "auto") -> torch.Tensor:
+              layout: str = "auto", k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
     """fp32-accurate ``a @ b`` (2-D) as 3xTF32 on cuBLAS.
 
     Method: one split pass (hi = TF32 rounding/truncation of x, lo = x - hi),
     then TF32 tensor-core GEMMs lo·hi + hi·lo + hi·hi (small terms first)
-    accumulated in fp32; allow_tf32 is on only for those calls. `layout`:
-    ``separate`` (3 GEMMs through beta=1), ``concat`` (one GEMM, K' = 3K) or
-    ``auto`` (`choose_layout`). CPU: tensor core emulated (`tc_matmul`).
+    accumulated in fp32; allow_tf32 is on only for those calls. K is cut into
+    chunks of `k_chunk` (0: no chunks): the tensor core sums one chunk, cuBLAS's
+    fp32 epilogue (beta=1, round-to-nearest) adds the chunks. `layout`:
+    ``concat`` (per chunk one GEMM on [A_lo|A_hi|A_hi]·[B_hi;B_lo;B_hi]),
+    ``separate`` (per chunk 3 GEMMs through beta=1) or ``auto`` (concat when
+    chunked, else `choose_layout`). CPU: tensor core emulated (`tc_matmul`).
     """
     _check_f32(a, b)
-    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), None, 1.0, 1.0, rounding, layout)[0]
+    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), None, 1.0, 1.0, rounding, layout, k_chunk)[0]
 
 
 def bmm_3xtf32(a: torch.Tensor, b: torch.Tensor, *, rounding: str = "rn",
-               layout: str = "auto") -> torch.Tensor:
+               layout: str = "auto", k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
     """fp32-accurate ``torch.bmm(a, b)`` as 3xTF32 on cuBLAS (method: `mm_3xtf32`,
     batched GEMMs: bmm then baddbmm with beta=1)."""
     _check_f32(a, b)
-    return _split3_core(a, b, None, 1.0, 1.0, rounding, layout)
+    return _split3_core(a, b, None, 1.0, 1.0, rounding, layout, k_chunk)
 
 
 def addmm_3xtf32(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                 alpha: float = 1.0, rounding: str = "rn", layout: str = "auto") -> torch.Tensor:
+                 alpha: float = 1.0, rounding: str = "rn", layout: str = "auto",
+                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
     """fp32-accurate ``torch.addmm(bias, a, b, beta=, alpha=)`` as 3xTF32 on cuBLAS.
 
     Method: `mm_3xtf32`; the output starts as beta·bias (broadcast) and every
@@ -327,15 +433,16 @@ def addmm_3xtf32(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: 
     """
     _check_f32(bias, a, b)
     bias3 = bias.expand(a.shape[0], b.shape[1]).unsqueeze(0)
-    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), bias3, beta, alpha, rounding, layout)[0]
+    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), bias3, beta, alpha, rounding, layout, k_chunk)[0]
 
 
 def baddbmm_3xtf32(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                   alpha: float = 1.0, rounding: str = "rn", layout: str = "auto") -> torch.Tensor:
+                   alpha: float = 1.0, rounding: str = "rn", layout: str = "auto",
+                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
     """fp32-accurate ``torch.baddbmm(bias, a, b, beta=, alpha=)`` (method: `addmm_3xtf32`)."""
     _check_f32(bias, a, b)
     bias3 = bias.expand(a.shape[0], a.shape[1], b.shape[2])
-    return _split3_core(a, b, bias3, beta, alpha, rounding, layout)
+    return _split3_core(a, b, bias3, beta, alpha, rounding, layout, k_chunk)
 
 
 # --------------------------------------------------------------------------
@@ -377,10 +484,13 @@ TF32_CONFIGS = (
     GemmConfig(128, 128, 64, 8, 8, 3),
 )
 #: presplit reads four operand tiles per K step: 3 stages of 128x128x32 take 196 KB
+#: (one CTA per SM); the 2-stage 64-wide tiles (96 KB, ~150 regs) fit two CTAs per SM,
+#: so one CTA's tensor-core work covers the other's wait between its chained dots
 PRESPLIT_CONFIGS = (
     GemmConfig(128, 128, 32, 8, 8, 3),
+    GemmConfig(64, 128, 32, 8, 4, 2),
+    GemmConfig(128, 64, 32, 8, 4, 2),
     GemmConfig(64, 128, 32, 8, 4, 3),
-    GemmConfig(128, 64, 32, 8, 4, 3),
 )
 
 
@@ -417,11 +527,15 @@ if HAS_TRITON:
     @triton.jit
     def _mma(a, b, acc, PRECISION: tl.constexpr):
         if PRECISION == "3xtf32":
+            # this K-tile's three products from a fresh accumulator, then one
+            # round-to-nearest fp32 add: the tensor cores' own accumulation
+            # truncates, and over all of K it loses to cuBLAS fp32 (measured)
             a_hi = _tf32_hi(a)
             b_hi = _tf32_hi(b)
-            acc = tl.dot(a - a_hi, b_hi, acc, input_precision="tf32")
-            acc = tl.dot(a_hi, b - b_hi, acc, input_precision="tf32")
-            acc = tl.dot(a_hi, b_hi, acc, input_precision="tf32")
+            t = tl.dot(a - a_hi, b_hi, tl.zeros_like(acc), input_precision="tf32")
+            t = tl.dot(a_hi, b - b_hi, t, input_precision="tf32")
+            t = tl.dot(a_hi, b_hi, t, input_precision="tf32")
+            acc = acc + t
         else:
             acc = tl.dot(a, b, acc, input_precision=PRECISION)
         return acc
@@ -478,9 +592,11 @@ if HAS_TRITON:
                         b_lo = blo_desc.load([bz * B_ROWS + off_n, off_k]).T
                     else:
                         b_lo = blo_desc.load([bz * B_ROWS + off_k, off_n])
-                    acc = tl.dot(a_lo, b, acc, input_precision="tf32")
-                    acc = tl.dot(a, b_lo, acc, input_precision="tf32")
-                    acc = tl.dot(a, b, acc, input_precision="tf32")
+                    # fresh per-K-tile sum, added with round-to-nearest (see _mma)
+                    t = tl.dot(a_lo, b, tl.zeros_like(acc), input_precision="tf32")
+                    t = tl.dot(a, b_lo, t, input_precision="tf32")
+                    t = tl.dot(a, b, t, input_precision="tf32")
+                    acc = acc + t
                 else:
                     acc = _mma(a, b, acc, PRECISION)
             offs_m = off_m + tl.arange(0, BLOCK_M)
@@ -699,14 +815,6 @@ def _tune(ops: _Operands, precision: str, bias3, beta, alpha, configs) -> GemmCo
     return best
 
 
-def split_like(t: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """`split_tf32` (RN) keeping t's layout: a transposed (K-major) view stays one."""
-    if t.stride(-1) != 1 and t.stride(-2) == 1:
-        hi, lo = split_tf32(t.transpose(-1, -2))
-        return hi.transpose(-1, -2), lo.transpose(-1, -2)
-    return split_tf32(t)
-
-
 def _presplit_operands(a_hi, a_lo, b_hi, b_lo) -> _Operands:
     ops = _prepare(a_hi, b_hi)
     lo = _prepare(a_lo, b_lo)
@@ -718,7 +826,7 @@ def _presplit_operands(a_hi, a_lo, b_hi, b_lo) -> _Operands:
 
 def triton_mm_presplit(a_hi: torch.Tensor, a_lo: torch.Tensor, b_hi: torch.Tensor, b_lo: torch.Tensor, *,
                        config: Optional[GemmConfig] = None, tune: bool = True, configs=None) -> torch.Tensor:
-    """``a @ b`` from operands split beforehand (`split_like`), e.g. a weight split once
+    """``a @ b`` from operands split beforehand (`split_kmajor`), e.g. a weight split once
     per job. Method: three TF32 tensor-core products lo·hi + hi·lo + hi·hi into one
     fp32 accumulator, every tile fed by TMA from global memory (batched: 3-D parts)."""
     batched = a_hi.dim() == 3
@@ -745,8 +853,8 @@ def _triton_core(a3, b3, bias3, beta, alpha, precision, config, tune, configs):
     if why:
         raise NotImplementedError(why)
     if precision == "presplit":
-        a_hi, a_lo = split_like(a3)
-        b_hi, b_lo = split_like(b3)
+        a_hi, a_lo = split_kmajor(a3, "a")
+        b_hi, b_lo = split_kmajor(b3, "b")
         ops = _presplit_operands(a_hi, a_lo, b_hi, b_lo)
     else:
         ops = _prepare(a3, b3)
