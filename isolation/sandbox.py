@@ -81,6 +81,7 @@ class SandboxPolicy:
     uid_count: int = 1000
     rlimits: Rlimits = field(default_factory=Rlimits)
     lease_dir: str = "/run/kernelopt-sandbox"  # root-only lock files of leased uids
+    bwrap: str | None = None  # bubblewrap's path; None: the first `bwrap` on PATH
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SandboxPolicy":
@@ -91,7 +92,8 @@ class SandboxPolicy:
         return cls(enabled=enabled,
                    uid_base=int(env.get("KERNELOPT_SANDBOX_UID_BASE", base.uid_base)),
                    uid_count=int(env.get("KERNELOPT_SANDBOX_UID_COUNT", base.uid_count)),
-                   lease_dir=env.get("KERNELOPT_SANDBOX_LEASE_DIR", base.lease_dir))
+                   lease_dir=env.get("KERNELOPT_SANDBOX_LEASE_DIR", base.lease_dir),
+                   bwrap=env.get("KERNELOPT_SANDBOX_BWRAP") or None)
 
 
 # --------------------------------------------------------------------------- environment
@@ -419,7 +421,9 @@ def probe_layers(policy: SandboxPolicy | None = None) -> Layers:
                   "try:\n    s.connect(('10.255.255.1', 9)); raise SystemExit('network reachable')\n"
                   "except OSError: pass\n"
                   "print(len([n for n in os.listdir('/proc') if n.isdigit()]))\n")
-    mechanism, bwrap = "none", shutil.which("bwrap")
+    mechanism = "none"
+    bwrap = policy.bwrap if policy.bwrap and os.access(policy.bwrap, os.X_OK) else (
+        None if policy.bwrap else shutil.which("bwrap"))
     with tempfile.TemporaryDirectory(prefix="kernelopt-probe-") as tmp:
         secret = Path(tmp) / "outside"
         secret.mkdir()
@@ -442,7 +446,8 @@ def probe_layers(policy: SandboxPolicy | None = None) -> Layers:
             else:
                 reasons["bwrap"] = why
         else:
-            reasons["bwrap"] = "bubblewrap (bwrap) is not installed"
+            reasons["bwrap"] = (f"no bubblewrap at KERNELOPT_SANDBOX_BWRAP={policy.bwrap}" if policy.bwrap
+                                else "bubblewrap (bwrap) is not installed")
         if mechanism == "none" and shutil.which("unshare"):
             c = Confinement(scratch=scratch, uid=uid, gpu=False)
             ok, why = _try(command(c, [py, "-c", probe_code], Layers(avail, reasons, "unshare")))

@@ -28,6 +28,8 @@ def policy_from_settings(settings) -> SandboxPolicy:
     os.environ["KERNELOPT_SANDBOX"] = "on" if settings.sandbox else "off"
     os.environ["KERNELOPT_SANDBOX_UID_BASE"] = str(settings.sandbox_uid_base)
     os.environ["KERNELOPT_SANDBOX_UID_COUNT"] = str(settings.sandbox_uid_count)
+    if settings.sandbox_bwrap:
+        os.environ["KERNELOPT_SANDBOX_BWRAP"] = settings.sandbox_bwrap
     return SandboxPolicy.from_env()
 
 

@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     sandbox_allow_missing: bool = False  # start in multi-team mode even with a sandbox layer missing
     sandbox_uid_base: int = 61000  # each job runs as its own uid from [base, base + count) (service as root)
     sandbox_uid_count: int = 1000
+    sandbox_bwrap: str | None = None  # bubblewrap's path (default: `bwrap` on PATH)
 
     @field_validator("sandbox", mode="before")
     @classmethod
