@@ -34,7 +34,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from isolation import safe_pickle
 from isolation.sandbox import (Confinement, Layer, Layers, SandboxPolicy, UidLease, child_environment, command, give_to,
-                               lease_uid, probe_layers, rlimits_for, uses_gpu)
+                               lease_uid, probe_layers, remove_links, rlimits_for, uses_gpu)
 
 In = TypeVar("In")
 Out = TypeVar("Out")
@@ -134,6 +134,7 @@ class _Child:
         for d in (child_env["HOME"], child_env["XDG_CACHE_HOME"]):
             os.makedirs(d, exist_ok=True)
         give_to(scratch_path, uid)
+        self.scratch, self.confined = scratch_path, confinement.isolate
         parent_sock, child_sock = socket.socketpair()
         inner = [sys.executable, "-m", "isolation.entry", str(child_sock.fileno()),
                  json.dumps(rlimits_for(policy, confinement))]
@@ -188,6 +189,8 @@ class _Child:
         except subprocess.TimeoutExpired:
             pass
         self.conn.close()
+        if self.confined:
+            remove_links(self.scratch)
         if self._own_lease is not None:
             self._own_lease.release()
             self._own_lease = None

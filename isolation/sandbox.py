@@ -206,16 +206,48 @@ def blocking_ancestor(path: Path) -> Path | None:
 
 
 def give_to(path: Path, uid: int | None) -> None:
-    """Make `path` (a scratch directory tree) owned by `uid`; never follows links. Only root can."""
-    if uid is None or os.geteuid() != 0 or not os.path.isdir(path):
+    """Make `path` (a scratch directory tree) owned by `uid`. Only root can.
+
+    The tree was written by sandboxed code, which may have swapped a directory
+    for a symbolic link: `os.fwalk` holds each directory open and every chown is
+    relative to that descriptor, without following links, so nothing outside
+    the tree changes owner.
+    """
+    if uid is None or os.geteuid() != 0 or not os.path.isdir(path) or os.path.islink(path):
         return
-    os.lchown(path, uid, uid)
-    for root, dirs, files in os.walk(path):
+    os.chown(path, uid, uid, follow_symlinks=False)
+    for _, dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
         for name in dirs + files:
             try:
-                os.lchown(os.path.join(root, name), uid, uid)
+                os.chown(name, uid, uid, dir_fd=dir_fd, follow_symlinks=False)
             except FileNotFoundError:
                 pass
+
+
+def remove_links(path: Path) -> list[str]:
+    """Delete every symbolic link under `path` (a scratch directory a sandboxed child wrote).
+
+    No stage writes links; one left by submitted code could make a later write of
+    the trusted side (a report, an artifact) land outside the directory.
+    """
+    removed: list[str] = []
+    if not os.path.isdir(path) or os.path.islink(path):
+        return removed
+    for root, dirs, files, dir_fd in os.fwalk(path, follow_symlinks=False):
+        for name in dirs + files:
+            try:
+                if _is_link_at(name, dir_fd):
+                    os.unlink(name, dir_fd=dir_fd)
+                    removed.append(os.path.join(root, name))
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def _is_link_at(name: str, dir_fd: int) -> bool:
+    import stat
+
+    return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
 
 
 # --------------------------------------------------------------------------- the command

@@ -199,3 +199,18 @@ def test_a_child_killed_by_a_limit_is_a_crash_not_a_hang():
 
 def _abort(_):
     os.abort()
+
+
+def _plant_links(scratch: str) -> list[str]:
+    """Links a later write of the trusted side (a report) would follow out of the directory."""
+    os.symlink("/etc/passwd", os.path.join(scratch, "report.md"))
+    os.makedirs(os.path.join(scratch, "kernels"), exist_ok=True)
+    os.symlink("/", os.path.join(scratch, "kernels", "root"))
+    return sorted(os.listdir(scratch))
+
+
+def test_links_left_by_a_child_are_gone_when_it_ends(tmp_path):
+    planted = run_in_child(_plant_links, str(tmp_path), timeout_s=60, scratch=tmp_path)
+    assert "report.md" in planted
+    assert not (tmp_path / "report.md").is_symlink() and not (tmp_path / "kernels" / "root").is_symlink()
+    assert (tmp_path / "kernels").is_dir()
