@@ -542,7 +542,9 @@ def test_readyz_checks_the_broker_when_configured(pg_url, redis_url, tmp_path):
     good = create_app(Settings(database_url=pg_url, broker_url=redis_url, data_dir=tmp_path), RecordingDispatcher())
     with TestClient(good) as c:
         r = c.get("/readyz")
-        assert r.status_code == 200 and r.json()["checks"] == {"database": "ok", "broker": "ok"}
+        checks = r.json()["checks"]
+        assert r.status_code == 200 and checks["database"] == "ok" and checks["broker"] == "ok", checks
+        assert checks["sandbox"].startswith("ok: all layers"), checks
     bad = create_app(Settings(database_url=pg_url, broker_url=f"redis://127.0.0.1:{free_port()}/0", data_dir=tmp_path),
                      RecordingDispatcher())
     with TestClient(bad) as c:

@@ -98,9 +98,12 @@ def test_dockerfiles():
     assert "torch" not in api.split("RUN", 1)[1].lower().split("user")[0]  # no torch installed for the API
     assert re.search(r"^ARG PYTORCH_IMAGE=pytorch/pytorch:\S+cuda\S+", worker, re.M)
     assert re.search(r"^FROM \$\{PYTORCH_IMAGE\}", worker, re.M)
+    assert re.search(r"^USER 10001", api, re.M)
+    # The worker stays root in its container so that it can give each job a uid of its own and
+    # build its sandbox (docs/operations.md, Threat model); the job's code never runs as root.
+    assert not re.search(r"^USER ", worker, re.M) and "bubblewrap" in worker
     for text in (api, worker):
         assert 'pip install ".[service]"' in text
-        assert re.search(r"^USER 10001", text, re.M)
         # Every package the wheel needs is copied in.
         for pkg in ("api", "service", "storage", "worker", "cli", "isolation", "pipeline", "migrations"):
             assert re.search(rf"^COPY {pkg} \./{pkg}$", text, re.M), pkg

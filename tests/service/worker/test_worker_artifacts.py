@@ -31,10 +31,12 @@ def _kernelopt_test_plant():
     work = Path(__file__).resolve().parent.parent / "work"
     if not work.is_dir():
         raise RuntimeError(f"test submission: no work directory at {work}")
-    huge = work / "diff_huge.diff"  # an artifact name, 6 GiB by apparent size (sparse)
+    # An artifact name, 3 GiB by apparent size (sparse): under the sandbox's 4 GiB file-size
+    # limit (a 6 GiB file cannot be written there at all), far over the per-file cap.
+    huge = work / "diff_huge.diff"
     if not huge.exists():
         huge.touch()
-        os.truncate(huge, 6 << 30)
+        os.truncate(huge, 3 << 30)
     (work / "notes.txt").write_text("not an artifact name")
     if not (work / "profile.json").is_symlink():
         (work / "profile.json").symlink_to("/etc/passwd")
@@ -76,7 +78,7 @@ def _incoming(root: Path) -> list[Path]:
 
 
 def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings, team_id, start_worker, broker):
-    """A 6 GiB sparse file is refused by apparent size at once, an unexpected name and a link to
+    """A 3 GiB sparse file is refused by apparent size at once, an unexpected name and a link to
     /etc/passwd are not stored, a sub-directory is not entered; the job still succeeds, its result
     and a warning event say what was dropped and why, and no temp file is left."""
     start_worker()
@@ -93,17 +95,19 @@ def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings
     assert sorted(stored) == job.result["artifacts"]
 
     skipped = {s["name"]: s for s in job.result["skipped_artifacts"]}
-    assert skipped["diff_huge.diff"]["reason"] == "too-large" and skipped["diff_huge.diff"]["size"] == 6 * GiB
+    assert skipped["diff_huge.diff"]["reason"] == "too-large" and skipped["diff_huge.diff"]["size"] == 3 * GiB
     assert skipped["notes.txt"]["reason"] == "unexpected-name"
-    assert skipped["profile.json"]["reason"] == "not-a-regular-file"
+    # The link never reaches the collector: the sandbox removes links a child leaves in its scratch
+    # (the collector's own refusal of non-regular files is tested in test_artifacts.py).
+    assert "profile.json" not in skipped
     assert skipped["cache"]["reason"] == "unexpected-name"
     # The refusal is by size, before any byte is read: the whole store took well under a second.
     assert job.result["artifacts_stored"]["seconds"] < 2.0, job.result["artifacts_stored"]
     assert job.result["artifacts_stored"]["bytes"] < 10 * 1024 ** 2
 
     (note,) = [e for e in events(wsettings, job_id) if e.kind == "warning"]
-    assert "diff_huge.diff (6.0 GiB, over the per-file limit" in note.message, note.message
-    assert "notes.txt" in note.message and "profile.json (a symbolic link)" in note.message
+    assert "diff_huge.diff (3.0 GiB, over the per-file limit" in note.message, note.message
+    assert "notes.txt" in note.message
     assert {s["name"] for s in note.data["skipped_artifacts"]} == set(skipped)
     final = [e for e in events(wsettings, job_id) if e.kind == "status"][-1]
     assert final.data["status"] == "succeeded" and final.id > note.id  # the note comes before the end
