@@ -4,7 +4,7 @@ Every speed figure KernelOPT reports (Gate 4, kernel ranking, bench reports)
 comes from `bench_interleaved`. Variants are timed round-robin, the order
 rotating each round so that no variant always runs first after another; each
 round's figure is a `triton.testing.do_bench` median (L2 flushed before every
-call), and the spread of the rounds is reported as noise.
+call), and the robust spread of the rounds (`robust_spread_pct`) is reported as noise.
 
 On a machine without CUDA there is no meaningful time: the harness falls back
 to wall-clock medians and labels them `method="cpu-wallclock"`, which the
@@ -15,10 +15,26 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 WARMUP_MS = 25.0
 REP_MS = 100.0
+
+
+# 1.4826 · MAD estimates a standard deviation for normal data; unlike (max − min) one
+# slow round (a clock dip, another process) does not move it.
+MAD_TO_SIGMA = 1.4826
+
+
+def robust_spread_pct(values: Sequence[float]) -> float:
+    """1.4826 · median absolute deviation / median, in percent (0 for fewer than two values)."""
+    if len(values) < 2:
+        return 0.0
+    med = statistics.median(values)
+    if med <= 0:
+        return 0.0
+    mad = statistics.median(abs(v - med) for v in values)
+    return 100.0 * MAD_TO_SIGMA * mad / med
 
 
 @dataclass
@@ -34,7 +50,7 @@ class Timing:
         for name, values in self.rounds.items():
             med = statistics.median(values)
             self.median_ms[name] = med
-            self.noise_pct[name] = 100.0 * (max(values) - min(values)) / med if med > 0 else 0.0
+            self.noise_pct[name] = robust_spread_pct(values)
 
     def speedup(self, baseline: str, candidate: str) -> float:
         return self.median_ms[baseline] / self.median_ms[candidate]

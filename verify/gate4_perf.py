@@ -2,8 +2,10 @@
 
 Each round is one `do_bench` median per side, from the timing harness (same
 `call` harness, fresh subprocess, L2 flushed). The speedup uses the medians of
-the rounds, which one slow round cannot move; the spread of the rounds is the
-noise reported with the figure, and decides whether a result "matched".
+the rounds, which one slow round cannot move. The noise reported with it is the
+robust spread (1.4826 · MAD / median) of the per-round speedups — the rounds are
+interleaved, so round i of each side ran under the same conditions — which one
+slow round cannot inflate either; it decides whether a result "matched".
 """
 from __future__ import annotations
 
@@ -11,22 +13,25 @@ import math
 import statistics
 from typing import Sequence
 
+from profiling.timing import robust_spread_pct
 from verify.result import GateResult
 
 GATE = "gate4"
 
 
-def spread_pct(rounds: Sequence[float]) -> float:
-    """(max − min) / median of the rounds, in percent (0 for a single round)."""
-    return 100.0 * (max(rounds) - min(rounds)) / statistics.median(rounds)
+def speedup_noise_pct(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float]) -> float:
+    """The robust spread of the per-round speedups (paired rounds); of each side where unpaired."""
+    if len(baseline_ms_rounds) == len(candidate_ms_rounds):
+        return robust_spread_pct([b / c for b, c in zip(baseline_ms_rounds, candidate_ms_rounds)])
+    return max(robust_spread_pct(baseline_ms_rounds), robust_spread_pct(candidate_ms_rounds))
 
 
 def check_performance(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float],
                       gamma: float = 1.03, noise_floor_pct: float = 0.0) -> GateResult:
     """Pass iff median(baseline) / median(candidate) ≥ gamma (3% faster, not "at most 3% slower").
 
-    metrics: speedup, both medians, noise_pct (the larger side's spread, at
-    least `noise_floor_pct`) and within_noise (|speedup − 1| ≤ noise): a
+    metrics: speedup, both medians, noise_pct (the robust spread of the
+    per-round speedups, at least `noise_floor_pct`) and within_noise (|speedup − 1| ≤ noise): a
     correct candidate within the noise is "matched", and the baseline is kept.
     """
     for side, rounds in (("baseline", baseline_ms_rounds), ("candidate", candidate_ms_rounds)):
@@ -38,7 +43,7 @@ def check_performance(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: 
     base = statistics.median(baseline_ms_rounds)
     cand = statistics.median(candidate_ms_rounds)
     speedup = base / cand
-    noise = max(spread_pct(baseline_ms_rounds), spread_pct(candidate_ms_rounds), noise_floor_pct)
+    noise = max(speedup_noise_pct(baseline_ms_rounds, candidate_ms_rounds), noise_floor_pct)
     within = abs(speedup - 1.0) <= noise / 100.0
     m = {"speedup": speedup, "baseline_ms": base, "candidate_ms": cand, "noise_pct": noise,
          "within_noise": within, "gamma": gamma, "rounds": len(baseline_ms_rounds)}
