@@ -16,6 +16,7 @@ from compiled import runtime
 from compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph
 from load.problem import (
     ProblemError,
+    UnsupportedGraph,
     build_model,
     dtype_from_name,
     import_problem,
@@ -62,8 +63,12 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     sources: list[str] = []
 
     def inner(gm, example_inputs, **kw):
+        first = len(sources)
         compiled = compile_fx_inner(gm, example_inputs, **kw)
-        record = {"static": set(kw.get("static_input_idxs") or ()), "compiled": compiled}
+        # Autotuning (split-K variants, benchmark subgraphs) lowers and saves modules of its own
+        # while this graph compiles: the graph's module is the one its compiled object holds.
+        record = {"static": set(kw.get("static_input_idxs") or ()), "compiled": compiled,
+                  "source": output_module_source(compiled, sources[first:])}
         graphs.append(record)
 
         def run(args):
@@ -98,15 +103,23 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
             compiled_model = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
             try:
                 result = compiled_model(*inputs)
+            except torch._dynamo.exc.Unsupported as exc:
+                raise UnsupportedGraph(f"graph-break: the model does not compile to one graph "
+                                       f"({str(exc).splitlines()[0][:300]}); the compiler's own code is kept") from exc
             except Exception as exc:
                 raise ProblemError(f"torch.compile failed: {type(exc).__name__}: {exc}") from exc
     finally:
         GraphLowering.save_output_code = original_save
     compile_seconds = time.perf_counter() - t0
 
-    if len(graphs) != 1 or len(sources) != 1:
-        raise ProblemError(f"expected one compiled graph, got {len(graphs)} graphs and {len(sources)} modules")
+    if len(graphs) != 1:
+        raise UnsupportedGraph(f"several-graphs: the model compiled to {len(graphs)} graphs; only single-graph "
+                               "models are optimized, the compiler's own code is kept")
     g = graphs[0]
+    if g["source"] is None:
+        raise UnsupportedGraph(f"no-output-module: none of the {len(sources)} modules Inductor generated is the "
+                               "graph's own; the compiler's own code is kept")
+    source = g["source"]
     leaves, spec = tree_flatten(result)
     output_leaves(result)
 
@@ -140,12 +153,12 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
                 "(an aliased or regenerated view); not supported"
             ) from None
 
-    module_globals = _module_globals(g["compiled"], sources[0])
+    module_globals = _module_globals(g["compiled"], source)
     module_constants = {k: v.detach().cpu().clone() for k, v in module_globals.items()
                         if isinstance(v, torch.Tensor)}
 
     module_path = workdir / MODULE_FILE
-    module_path.write_text(sources[0])
+    module_path.write_text(source)
     torch.save({"consts": const_values, "module_constants": module_constants}, workdir / TENSORS_FILE)
     kernel_configs = runtime.chosen_kernel_configs(module_globals)
     bit_exact, restitch_diff = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
@@ -181,6 +194,19 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
 def _key(t) -> tuple:
     """Identity of a tensor view: same memory, same geometry."""
     return (t.data_ptr(), tuple(t.shape), tuple(t.stride()), t.dtype)
+
+
+def output_module_source(compiled, saved: list[str]) -> str | None:
+    """The output module of one compiled graph among the modules saved while it compiled.
+
+    The compiled graph keeps its own source (`source_code`); without it, the last
+    saved module that defines `call` (autotuning's subgraph modules are saved first).
+    """
+    own = getattr(compiled, "source_code", None)
+    if isinstance(own, str) and own:
+        return own
+    calls = [s for s in saved if "\ndef call(" in s]
+    return calls[-1] if calls else None
 
 
 def _module_globals(compiled, source: str) -> dict:

@@ -24,6 +24,13 @@ class ProblemError(Exception):
     """The submission does not follow its convention or fails to run."""
 
 
+class UnsupportedGraph(Exception):
+    """A valid model whose compiled form the engine cannot optimize (graph breaks, several graphs).
+
+    Not the submission's fault: the job falls back to the compiler's own code with this cause.
+    """
+
+
 def problem_kind(path: str | Path) -> str:
     """'model' or 'kernel', decided from the names the file defines at top level."""
     import ast

@@ -111,6 +111,9 @@ class JobContext:
         except ChildError as exc:
             if exc.kind == ChildErrorKind.EXCEPTION and exc.exc_type == "ProblemError":
                 raise JobFailed(exc.message.removeprefix("ProblemError: ")) from None
+            if exc.kind == ChildErrorKind.EXCEPTION and exc.exc_type == "UnsupportedGraph":
+                code, _, why = exc.message.removeprefix("UnsupportedGraph: ").partition(": ")
+                raise JobFallback(code, why) from None
             if exc.kind == ChildErrorKind.TIMEOUT:
                 raise JobFallback("timeout", f"{what} timed out: {exc.message}") from None
             if exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
