@@ -46,6 +46,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
                   file=sys.stderr if args.json else sys.stdout, flush=True)
             problem = str(DEFAULT_KERNEL_PROBLEM)
     workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
+    if workdir.exists() and not workdir.is_dir():
+        raise InputError(f"work directory {workdir} is a file")
     if not args.json:
         print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
     result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,

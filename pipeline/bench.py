@@ -109,6 +109,8 @@ def run_bench(opts: BenchOptions) -> dict:
     from pipeline.device import probe_device
 
     problems, root = find_problems(opts.problems_dir, opts.only)
+    if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():
+        raise InputError(f"--out {opts.out_dir} is a file, not a directory")
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out = Path(opts.out_dir).resolve()

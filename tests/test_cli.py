@@ -141,6 +141,9 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, line: str, code: in
     (["optimize", "problems/empty.py", "--weights", "w.safetensors"],
      "kernelopt optimize: weights file w.safetensors does not exist"),
     (["optimize", "problems/empty.py", "--budget", "0"], "kernelopt optimize: time_budget_s must be positive"),
+    (["optimize", "problems/empty.py", "--workdir", "notes.txt"], "kernelopt optimize: work directory notes.txt is a "
+     "file"),
+    (["bench", "problems", "--out", "notes.txt"], "kernelopt bench: --out notes.txt is a file, not a directory"),
     (["bench", "missing"], "kernelopt bench: problem directory missing does not exist"),
     (["bench", "empty"], "kernelopt bench: no problem files (*.py) under empty"),
     (["bench", "problems/empty.py"],
