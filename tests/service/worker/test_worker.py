@@ -277,9 +277,10 @@ def test_worker_restart_loses_no_job(wsettings, team_id, start_worker, broker):
     assert [load(wsettings, j).status for j in ids] == ["queued", "queued"]
     # ...and run when a worker starts again.
     start_worker("after")
-    for job_id in ids:
+    # (the model ends fallback/no-gpu here, the unimportable kernel file failed)
+    for job_id, status in zip(ids, ("succeeded", "failed")):
         job = wait_for(wsettings, job_id, timeout=90)
-        assert job.status == "failed" and job.attempts == 1 and job.worker_id.startswith("after@")
+        assert job.status == status and job.attempts == 1 and job.worker_id.startswith("after@"), job.status
 
 
 def test_queued_job_whose_message_was_lost_is_enqueued_again(wsettings, team_id, start_worker, broker):
