@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, status
+from fastapi_offline import FastAPIOffline
 from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
 from sqlalchemy.exc import DataError, OperationalError
@@ -24,6 +25,7 @@ from service.settings import Settings, get_settings
 log = logging.getLogger("kernelopt.api")
 
 API_VERSION = "1.0.0"
+DOCS_ASSETS = "/docs-assets"  # where the Swagger UI and ReDoc files are served
 DESCRIPTION = """Verified optimization of torch.compile's Triton kernels, as a service.
 
 Submit a model or kernel file (`POST /v1/jobs`), follow it (`GET /v1/jobs/{id}`, or live with
@@ -100,7 +102,10 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
             engine.dispose()
             read_engine.dispose()
 
-    app = FastAPI(title="KernelOPT", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc with their scripts and styles served from the package (DOCS_ASSETS), not a CDN:
+    # they work offline and behind a firewall.
+    app = FastAPIOffline(title="KernelOPT", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan,
+                         static_url=DOCS_ASSETS)
 
     def count_by_status() -> dict[str, int]:
         from storage.models import Job

@@ -27,7 +27,9 @@ class JobOut(BaseModel):
     stage: Optional[str] = None
     progress: float = Field(0.0, description="0..1 within the job")
     outcome: Optional[Outcome] = None
-    speedup: Optional[float] = Field(None, description="vs the compiler baseline")
+    speedup: Optional[float] = Field(
+        None, description="deployed, vs the compiler baseline (1.0 when the compiler's code is kept); null when "
+        "no speed was measured (see `timing`)")
     cause: Optional[str] = None
     error: Optional[str] = None
     filename: str
@@ -40,9 +42,13 @@ class JobOut(BaseModel):
     started_at: Optional[datetime] = None
     finished_at: Optional[datetime] = None
     timings: dict[str, float] = Field(default_factory=dict, description="seconds per stage (engine's stage_seconds)")
-    baseline_ms: Optional[float] = None
-    optimized_ms: Optional[float] = None
+    baseline_ms: Optional[float] = Field(None, description="measured on a GPU; null when not measured")
+    optimized_ms: Optional[float] = Field(None, description="measured on a GPU; null when not measured")
     noise_pct: Optional[float] = None
+    timing: Optional[Literal["measured", "not-measured"]] = Field(
+        None, description="whether the speed was measured on a GPU; not-measured: speedup and times are null "
+        "(e.g. no GPU: the Triton interpreter checks correctness only); null until the engine reports")
+    timing_note: Optional[str] = Field(None, description="why the speed was not measured")
     precision: Optional[str] = None
     reduced_precision: Optional[bool] = None
     gpu_seconds: float = 0.0
@@ -75,10 +81,14 @@ class Stats(BaseModel):
     total: int = Field(description="jobs created in the range (with the tag)")
     by_status: dict[str, int]
     outcomes: dict[str, int] = Field(description="finished jobs by outcome; crashed and cancelled counted apart")
-    finished: int = Field(description="jobs in the geomean: succeeded, failed or crashed")
+    finished: int = Field(description="succeeded, failed or crashed jobs")
+    measured: int = Field(description="jobs in the geomeans: succeeded jobs whose speed was measured on a GPU")
+    not_measured: int = Field(description="finished jobs without a measured speed, in no geomean: failed, crashed, "
+                              "or run without a GPU (their timing is not-measured)")
     geomean_speedup: Optional[float] = Field(
-        None, description="over finished jobs, the speedup deployed: an optimized job's, 1.0 for every other")
-    geomean_speedup_optimized: Optional[float] = Field(None, description="over optimized jobs only")
+        None, description="over measured jobs only, the speedup deployed: an optimized job's, 1.0 for a matched or "
+        "fallback one (the compiler's code is kept); null when no job was measured")
+    geomean_speedup_optimized: Optional[float] = Field(None, description="over measured optimized jobs only")
     gpu_seconds: float
     gpu_hours: float
 

@@ -80,7 +80,10 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
     with _session() as session:
         team = get_team_by_name(session, args.team)
         if team is None:
-            return _fail(f"no team named {args.team!r} (create it with: kernelopt teams create {args.team})")
+            from cli.invocation import kernelopt_command
+
+            return _fail(f"no team named {args.team!r} (create it with: {kernelopt_command()} teams create "
+                         f"{args.team})")
         key = create_api_key(session, team.id)
     # The key goes alone on stdout so scripts can capture it; the note goes to stderr.
     print(key)

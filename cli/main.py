@@ -23,10 +23,19 @@ def _print_event(event) -> None:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     from pipeline.device import NO_GPU_MESSAGE, probe_device
+    from pipeline.errors import InputError, require_file
     from pipeline.job import run_job
     from pipeline.options import JobOptions
 
+    try:
+        options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     problem = args.problem
+    if problem is not None:  # checked before anything is printed or created
+        require_file(problem, "problem file")
+    if args.weights is not None:
+        require_file(args.weights, "weights file")
     if problem is None:
         info = probe_device()
         if info.cuda:
@@ -34,22 +43,25 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         else:
             print(f"No problem given and no GPU here. {NO_GPU_MESSAGE}\n"
                   f"Running the embedded single-kernel default instead: {DEFAULT_KERNEL_PROBLEM.relative_to(REPO)}\n",
-                  flush=True)
+                  file=sys.stderr if args.json else sys.stdout, flush=True)
             problem = str(DEFAULT_KERNEL_PROBLEM)
     workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
-    options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget)
-    print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
+    if workdir.exists() and not workdir.is_dir():
+        raise InputError(f"work directory {workdir} is a file")
+    if not args.json:
+        print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
     result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,
                      weights_path=args.weights)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(f"\noutcome: {result.outcome} — {result.cause}")
-        if result.cause.startswith("no-gpu"):
-            print("speed: not measured (no GPU; times on the Triton interpreter say nothing about a GPU)")
-        elif result.speedup is not None and result.baseline_ms is not None:
-            print(f"speedup vs compiler baseline: {result.speedup:.3f}x "
-                  f"(baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)")
+        if not result.measured:
+            print(f"speed: not measured ({result.timing_note})" if result.timing_note else "speed: not measured")
+        else:
+            times = f" (baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)" \
+                if result.baseline_ms is not None else ""
+            print(f"speedup vs compiler baseline: {result.speedup:.3f}x{times}")
         print(f"report: {workdir / 'report.md'}")
     return 1 if result.outcome == "failed" else 0
 
@@ -116,7 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from pipeline.errors import InputError
+
+    try:
+        return args.func(args)
+    except InputError as exc:  # a user's input: one line, no traceback
+        print(f"kernelopt {args.command}: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"kernelopt {args.command}: interrupted", file=sys.stderr, flush=True)
+        return 130
 
 
 if __name__ == "__main__":

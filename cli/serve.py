@@ -11,6 +11,8 @@ import argparse
 import os
 import sys
 
+from cli.invocation import kernelopt_command
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the API server (embedded SQLite + in-process workers by default)",
@@ -82,7 +84,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("\nCreated team 'default'. Its API key, shown only once:\n")
         print(f"    {key}\n")
         print(f"  export KERNELOPT_URL={where} KERNELOPT_API_KEY={key}")
-        print("  kernelopt submit model.py --wait --download out/\n")
+        print(f"  {kernelopt_command()} submit model.py --wait --download out/\n")
     sys.stdout.flush()
     if args.workers > 1:
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):

@@ -80,6 +80,27 @@ def _stamp() -> str:
     return time.strftime("%H:%M:%S")
 
 
+def event_line(data: dict) -> str:
+    """One progress line: `[hh:mm:ss] stage: message`, or `[hh:mm:ss] message` for a job-level event."""
+    stage, message = data.get("stage") or "", str(data.get("message") or "").strip()
+    return f"[{_stamp()}] " + (f"{stage}: {message}" if stage and message else stage or message)
+
+
+def final_line(job: dict) -> str:
+    """How the job ended, in one line: status, outcome, speed (or why none was measured), cause."""
+    text = f"job {job['id']} {job['status']}"
+    if job.get("outcome"):
+        text += f": outcome {job['outcome']}"
+    if job.get("speedup") is not None:
+        text += f", speedup {job['speedup']:.3f}x"
+    elif job.get("timing") == "not-measured" and job.get("outcome") != "failed":
+        note = job.get("timing_note")
+        text += f", speed not measured ({note})" if note else ", speed not measured"
+    if job.get("cause"):
+        text += f" — {job['cause']}"
+    return text
+
+
 def cmd_submit(args: argparse.Namespace) -> int:
     import os
 
@@ -111,7 +132,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             err("--options must be a JSON object")
             return EXIT_USAGE
     if not os.environ.get("KERNELOPT_API_KEY"):
-        err("set KERNELOPT_API_KEY to your team's API key (an operator creates one: kernelopt keys create --team NAME)")
+        from cli.invocation import kernelopt_command
+
+        err("set KERNELOPT_API_KEY to your team's API key (an operator creates one: "
+            f"{kernelopt_command()} keys create --team NAME)")
         return EXIT_USAGE
     wait = args.wait or bool(args.download)
     deadline = time.monotonic() + args.timeout if args.timeout else None
@@ -145,9 +169,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
             err(f"lost the server while waiting: {type(exc).__name__}: {exc}")
             return EXIT_API
         code = exit_code_for(job)
-        speed = f", speedup {job['speedup']:.3f}x" if job.get("speedup") is not None else ""
-        say(f"job {job['id']} {job['status']}: outcome {job.get('outcome')}{speed} — {job.get('cause') or ''}")
-        if job.get("error"):
+        say(final_line(job))
+        if job.get("error") and job["error"] != job.get("cause"):
             say(f"error: {job['error']}")
         if args.download:
             try:
@@ -180,8 +203,7 @@ def _follow(client, job: dict, say, deadline: float | None) -> dict:
                     data = ev.json() or {}
                 except ValueError:
                     continue
-                stage = data.get("stage") or ""
-                say(f"[{_stamp()}] {stage}: {data.get('message', '')}".rstrip())
+                say(event_line(data))
         except Exception as exc:  # pragma: no cover - reported below, then polled
             failure.append(exc)
 

@@ -120,8 +120,11 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"kernelopt worker: {exc}", file=sys.stderr)
         return 2
     if settings.embedded:
+        from cli.invocation import kernelopt_command
+
         print("kernelopt worker: needs KERNELOPT_DATABASE_URL (PostgreSQL) and KERNELOPT_BROKER_URL (Redis).\n"
-              "On a single machine without them, `kernelopt serve` runs jobs in-process instead.", file=sys.stderr)
+              f"On a single machine without them, `{kernelopt_command()} serve` runs jobs in-process instead.",
+              file=sys.stderr)
         return 2
     from service.sandbox_gate import require_sandbox
 

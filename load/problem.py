@@ -31,14 +31,30 @@ class UnsupportedGraph(Exception):
     """
 
 
+def parse_python(path: str | Path):
+    """The file's syntax tree (parsed, never run); ProblemError if it is not Python source."""
+    import ast
+
+    name = Path(path).name
+    try:
+        text = Path(path).read_text()
+    except UnicodeDecodeError:
+        raise ProblemError(f"{name} is not a Python file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise ProblemError(f"{name} cannot be read: {exc.strerror or exc}") from None
+    try:
+        return ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise ProblemError(f"{name} does not parse as Python: {exc.msg} (line {exc.lineno})") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise ProblemError(f"{name} is not a Python file ({exc})") from None
+
+
 def problem_kind(path: str | Path) -> str:
     """'model' or 'kernel', decided from the names the file defines at top level."""
     import ast
 
-    try:
-        tree = ast.parse(Path(path).read_text(), filename=str(path))
-    except SyntaxError as exc:
-        raise ProblemError(f"{Path(path).name} does not parse: {exc}") from exc
+    tree = parse_python(path)
     names = {
         n.name
         for n in tree.body

@@ -36,6 +36,18 @@ class LoadResult:
     notes: list[str] = field(default_factory=list)
 
 
+def import_model_file(path: str) -> None:
+    """Import a model file and check its names, without building the model or its inputs.
+
+    For a machine that cannot run the model (no GPU): a broken submission is still
+    told so (ProblemError), and a valid one is not built only to be set aside.
+    """
+    mod = import_problem(Path(path))
+    for name in ("Model", "get_inputs"):
+        if getattr(mod, name, None) is None:
+            raise ProblemError(f"{Path(path).name} has no `{name}`")
+
+
 def load_problem(req: LoadRequest) -> LoadResult:
     """Import, build with seed 42, run twice; raise ProblemError with a clear message."""
     import torch

@@ -4,7 +4,9 @@ Each problem runs as its own job in its own child process (pinned to one GPU
 with CUDA_VISIBLE_DEVICES, killed with everything it started at the time
 limit), so N GPUs run N problems at once. Optimized results are re-checked
 independently on fresh seeds (`kernelopt check`). The report gives per-level
-geometric-mean speedups over all problems (unsolved count as 1.0), outcome
+geometric-mean speedups over the problems whose speed was measured (unsolved
+ones count as 1.0; failed ones, and every problem on a machine without a GPU,
+are counted apart as not measured), outcome
 counts and causes, wall time and GPU-minutes per problem, library share,
 regressions and wrong answers, and a plot of the speedup distribution.
 """
@@ -22,6 +24,8 @@ from pathlib import Path
 from typing import Optional
 
 from isolation import ChildError, run_in_child
+from pipeline.errors import InputError
+from pipeline.options import NO_GPU_TIMING, not_measured
 
 
 @dataclass
@@ -60,8 +64,11 @@ def _check(arg: tuple) -> dict:
     from pipeline.check import CheckRequest, run_check
 
     workdir, problem, precision = arg
-    return run_check(CheckRequest(str(Path(workdir) / "optimized_module.py"), str(problem), precision=precision),
-                     timeout_s=CHECK_TIME_LIMIT_S)
+    try:
+        return run_check(CheckRequest(str(Path(workdir) / "optimized_module.py"), str(problem),
+                                      precision=precision), timeout_s=CHECK_TIME_LIMIT_S)
+    except InputError as exc:  # CheckError included: a result that cannot be re-checked is not a pass
+        return {"passed": False, "summary": f"FAIL: {exc}"}
 
 
 def _check_in_child(workdir: Path, problem: Path, precision: str, env: dict) -> dict:
@@ -78,14 +85,32 @@ def _level(path: Path, root: Path) -> str:
     return rel.parts[0] if len(rel.parts) > 1 else "all"
 
 
+def find_problems(problems_dir: str, only: Optional[str] = None) -> tuple[list[Path], Path]:
+    """The problem files under `problems_dir` (those `only` selects), or InputError before anything runs."""
+    root = Path(problems_dir).resolve()
+    if not root.exists():
+        raise InputError(f"problem directory {problems_dir} does not exist")
+    if not root.is_dir():
+        raise InputError(f"{problems_dir} is a file; bench takes a directory of problems "
+                         "(optimize takes one problem file)")
+    problems = sorted(p for p in root.rglob("*.py") if not p.name.startswith("_"))
+    if not problems:
+        raise InputError(f"no problem files (*.py) under {problems_dir}")
+    if only is not None:  # comma-separated substrings of the problem paths
+        wanted = [w for w in only.split(",") if w]
+        selected = [p for p in problems if any(w in str(p.relative_to(root)) for w in wanted)]
+        if not selected:
+            raise InputError(f"--only {only!r} matches none of the {len(problems)} problems under {problems_dir}")
+        problems = selected
+    return problems, root
+
+
 def run_bench(opts: BenchOptions) -> dict:
     from pipeline.device import probe_device
 
-    root = Path(opts.problems_dir).resolve()
-    problems = sorted(p for p in root.rglob("*.py") if not p.name.startswith("_"))
-    if opts.only:  # comma-separated substrings of the problem paths
-        wanted = [w for w in opts.only.split(",") if w]
-        problems = [p for p in problems if any(w in str(p.relative_to(root)) for w in wanted)]
+    problems, root = find_problems(opts.problems_dir, opts.only)
+    if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():
+        raise InputError(f"--out {opts.out_dir} is a file, not a directory")
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out = Path(opts.out_dir).resolve()
@@ -115,6 +140,8 @@ def run_bench(opts: BenchOptions) -> dict:
                                    trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
             except ChildError as exc:
                 row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
+                if not info.cuda:
+                    row["result"] = not_measured(row["result"], NO_GPU_TIMING)
             row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu,
                        wall_s=round(time.monotonic() - t0, 1))
             if row["result"]["outcome"] == "optimized":
@@ -171,27 +198,36 @@ def _geomean(values: list[float]) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
 
 
-def deployed_speedup(row: dict) -> float:
+def deployed_speedup(row: dict) -> Optional[float]:
+    """The speedup a problem deploys (1.0 where the compiler's code is kept); None where none was measured."""
     r = row["result"]
+    if r.get("timing") == "not-measured" or (r.get("speedup") is None and r["outcome"] == "failed"):
+        return None
     return float(r["speedup"]) if r["outcome"] == "optimized" and r.get("speedup") else 1.0
+
+
+def _geomean_measured(rows: list[dict]) -> Optional[float]:
+    values = [v for v in map(deployed_speedup, rows) if v is not None]
+    return _geomean(values) if values else None
 
 
 def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
     levels = sorted({r["level"] for r in rows})
-    geo = {lv: _geomean([deployed_speedup(r) for r in rows if r["level"] == lv]) for lv in levels}
-    geo["all"] = _geomean([deployed_speedup(r) for r in rows])
+    geo = {lv: _geomean_measured([r for r in rows if r["level"] == lv]) for lv in levels}
+    geo["all"] = _geomean_measured(rows)
+    not_measured_rows = [r for r in rows if deployed_speedup(r) is None]
     outcomes = Counter(r["result"]["outcome"] for r in rows)
     causes = Counter(r["result"]["cause"].split(":")[0] for r in rows if r["result"]["outcome"] != "optimized")
     regressions = [r["problem"] for r in rows if r["result"]["outcome"] == "optimized"
-                   and deployed_speedup(r) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
+                   and (deployed_speedup(r) or 1.0) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
     wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]
     not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
     walls = [r["wall_s"] for r in rows]
+    median_wall = statistics.median(walls) / 60 if walls else 0.0
     lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
-             "", f"Wall time {wall_s / 60:.1f} min; median per problem {statistics.median(walls) / 60:.2f} min "
+             "", f"Wall time {wall_s / 60:.1f} min; median per problem {median_wall:.2f} min "
              f"(compile included); GPU-minutes {sum(walls) / 60:.1f}.", "",
-             "Geomean speedup vs compiler baseline (unsolved = 1.0): "
-             + ", ".join(f"{k} {v:.3f}x" for k, v in geo.items()), "",
+             _geomean_text(geo, rows, not_measured_rows), "",
              f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}", "",
@@ -201,13 +237,28 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
         res = r["result"]
         ls = r.get("library_share")
         check = "" if not r.get("check") else ("pass" if r["check"]["passed"] else "FAIL")
-        lines.append(f"| {r['problem']} | {res['outcome']} | {deployed_speedup(r):.3f} | "
+        speed = deployed_speedup(r)
+        lines.append(f"| {r['problem']} | {res['outcome']} | {'not measured' if speed is None else f'{speed:.3f}'} | "
                      f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
                      f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {res['cause'][:90]} |")
     return {"rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
+            "not_measured": len(not_measured_rows),
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+
+
+def _geomean_text(geo: dict, rows: list[dict], not_measured_rows: list[dict]) -> str:
+    if not rows:
+        return "Geomean speedup vs compiler baseline: no problem finished."
+    if len(not_measured_rows) == len(rows):
+        notes = sorted({r["result"].get("timing_note") or "" for r in rows} - {""})
+        return f"Geomean speedup vs compiler baseline: not measured ({'; '.join(notes) or 'no speed measured'})."
+    text = ("Geomean speedup vs compiler baseline (unsolved = 1.0): "
+            + ", ".join(f"{k} {'not measured' if v is None else f'{v:.3f}x'}" for k, v in geo.items()))
+    if not_measured_rows:
+        text += f" (over the problems whose speed was measured; {len(not_measured_rows)} not measured)"
+    return text
 
 
 def _stage_cell(stage_seconds: dict) -> str:
@@ -224,10 +275,13 @@ def _plot(rows: list[dict], path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         return
+    measured = [r for r in rows if deployed_speedup(r) is not None]
+    if not measured:
+        return  # nothing to plot: no speed was measured
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for lv in sorted({r["level"] for r in rows}):
-        ax.scatter([r["name"][:18] for r in rows if r["level"] == lv],
-                   [deployed_speedup(r) for r in rows if r["level"] == lv], label=lv, s=18)
+    for lv in sorted({r["level"] for r in measured}):
+        ax.scatter([r["name"][:18] for r in measured if r["level"] == lv],
+                   [deployed_speedup(r) for r in measured if r["level"] == lv], label=lv, s=18)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_ylabel("deployed speedup vs torch.compile")
     ax.tick_params(axis="x", rotation=90, labelsize=6)

@@ -17,10 +17,12 @@ from typing import Callable, Optional
 
 from isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from compiled.graph import WEIGHTS_FILE
-from load.problem import ProblemError
-from load.stage import LoadRequest, LoadResult, load_problem
+from load.problem import ProblemError, problem_kind
+from load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
-from pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions, JobResult
+from pipeline.errors import InputError, require_file
+from pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
+                              JobEvent, JobOptions, JobResult)
 from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json
 
 
@@ -145,8 +147,15 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     `failed` is for a submission that cannot be run (with the reason); every
     other ending deploys either the verified optimized model or the compiler's.
     `weights_path`: a safetensors file loaded into the model (model mode).
+    Raises InputError, before creating anything, when there is no problem file to
+    run (missing, a directory) or `workdir` is not a directory.
     """
     options = options or JobOptions()
+    require_file(problem_path, "problem file")
+    if weights_path is not None:
+        require_file(weights_path, "weights file")
+    if Path(workdir).exists() and not Path(workdir).is_dir():
+        raise InputError(f"work directory {workdir} is a file")
     ctx = JobContext(str(Path(problem_path).resolve()), Path(workdir).resolve(), options, on_event, should_cancel)
     shutil.copyfile(ctx.problem_path, ctx.workdir / "problem.py")
     if weights_path is not None:
@@ -172,6 +181,12 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
                            error=traceback.format_exc())
     ctx.setup_session.close()
     reclaim_workdir(ctx.workdir)
+    if ctx.device is None:
+        result.not_measured(NO_TIMING_NO_DEVICE)
+    elif not ctx.device.cuda:
+        result.not_measured(NO_GPU_TIMING)  # interpreter times say nothing about a GPU
+    elif result.outcome == "failed":
+        result.not_measured(NO_TIMING_FAILED)
     result.precision = options.precision
     result.stage_seconds = dict(ctx.stage_seconds)
     ctx.report["result"] = result.to_dict()
@@ -205,6 +220,11 @@ def _run(ctx: JobContext) -> JobResult:
         ctx.device = ctx.child(probe, None, limit_s=120, what="probing the device", session=ctx.setup_session)
         ctx.report["device"] = ctx.device
         interpreter = not ctx.device.cuda
+        if interpreter and problem_kind(ctx.problem_path) == "model":
+            # Imported (a broken file is still `failed`), never built: the model may be huge.
+            ctx.child(import_model_file, ctx.problem_path, limit_s=300, what="importing the model file",
+                      session=ctx.setup_session)
+            raise JobFallback("no-gpu", f"{NO_GPU_MESSAGE} Nothing was compiled, so the model itself is kept.")
         device = "cpu" if interpreter else "cuda"
         env = {"TRITON_INTERPRET": "1"} if interpreter else None
         if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
@@ -221,8 +241,8 @@ def _run(ctx: JobContext) -> JobResult:
 
         ctx.setup_session.close()  # kernel mode's stages run in children of their own
         return run_kernel_job(ctx, load, device, env)
-    if interpreter:
-        raise JobFailed(NO_GPU_MESSAGE)
+    if interpreter:  # decided by the same parse as above; kept for safety
+        raise JobFallback("no-gpu", NO_GPU_MESSAGE)
     from pipeline.model_job import run_model_job
 
     return run_model_job(ctx, load)

@@ -17,7 +17,7 @@ from pathlib import Path
 from load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from load.stage import LoadResult
 from pipeline.job import JobContext
-from pipeline.options import JobResult
+from pipeline.options import NO_GPU_TIMING, JobResult
 from pipeline.report import write_kernel_diff
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
@@ -130,6 +130,15 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
     return result, timing
 
 
+def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
+    """The best candidate's kernel-level speedup, where it was timed on a GPU (None on the interpreter)."""
+    best = ranked[0] if ranked else None
+    if best is None or not best.kernel_ms or not best.baseline_kernel_ms \
+            or best.metrics.get("timing_method") != "do_bench":
+        return None
+    return round(best.baseline_kernel_ms / best.kernel_ms, 3)
+
+
 def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | None) -> JobResult:
     opts = ctx.options
     source = Path(ctx.problem_path).read_text()
@@ -158,7 +167,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
             evaluator.close()
         ctx.report["search"] = [{"target": target.name, "attempts": len(result.attempts),
                                  "passed": sum(a.passed for a in result.attempts),
-                                 "best_kernel_speedup": None, "stopped_reason": result.stopped_reason}]
+                                 "best_kernel_speedup": _best_kernel_speedup(result.ranked),
+                                 "stopped_reason": result.stopped_reason}]
     if not result.ranked:
         return JobResult("fallback", f"no-faster-candidate: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)
@@ -171,12 +181,12 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                                f"{g3.message}"]
     if not g3.passed:
         return JobResult("fallback", f"correctness-failure: {g3.message}", speedup=1.0)
-    g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
-    times = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
-    if timing.method != "do_bench":
+    if timing.method != "do_bench":  # run_job records that no speed was measured
         return JobResult("fallback", "no-gpu: the best candidate passed Gates 1-3 on the Triton interpreter; "
                          "speed cannot be measured without a GPU, so the original kernel is kept",
-                         speedup=1.0, optimized_ms=times["baseline_ms"], **times)
+                         timing="not-measured", timing_note=NO_GPU_TIMING)
+    g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
+    times = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
     if not g4.passed:
         outcome = "matched" if g4.metrics.get("within_noise") else "fallback"
         return JobResult(outcome, f"performance-gate: {g4.message}", speedup=1.0,

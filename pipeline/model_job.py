@@ -166,9 +166,9 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
         g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
         verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
-        trace.append(f"{combination}: Gate 3 passed ({g3.metrics.get('branch')}, rho "
-                     f"{g3.metrics.get('rho')}); Gate 4 speedup {g4.metrics.get('speedup'):.4f}x "
-                     f"(noise {g4.metrics.get('noise_pct'):.2f}%): {'pass' if g4.passed else 'fail'}")
+        trace.append(f"{combination}: Gate 3 passed ({_gate3_text(g3.metrics)}); Gate 4 speedup "
+                     f"{g4.metrics.get('speedup'):.4f}x (noise {g4.metrics.get('noise_pct'):.2f}%): "
+                     f"{'pass' if g4.passed else 'fail'}")
         ctx.emit("verify", "progress", trace[-1])
         return g4.passed, float(g4.metrics.get("speedup", 0.0))
 
@@ -188,7 +188,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         ctx.report["deployed_reduced_precision"] = markers
         return JobResult(
             "optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
-            f"{len(chosen)} kernel(s) replaced; Gate 3 {g3.metrics.get('branch')}, rho {g3.metrics.get('rho')}",
+            f"{len(chosen)} kernel(s) replaced; Gate 3 {_gate3_text(g3.metrics)}",
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
             reduced_precision=bool(markers) or baseline_result["reduced_precision"])
@@ -207,6 +207,12 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                          f"{opts.gamma}", speedup=1.0, **baseline_result)
     return JobResult("fallback", "correctness-failure: every combination failed Gate 3", speedup=1.0,
                      **baseline_result)
+
+
+def _gate3_text(metrics: dict) -> str:
+    """Gate 3's branch, with rho where that branch computed one (no 'rho None' in a report)."""
+    rho = metrics.get("rho")
+    return f"{metrics.get('branch')}, rho {rho:.3g}" if rho is not None else str(metrics.get("branch"))
 
 
 def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, replacements: dict[str, str]) -> None:

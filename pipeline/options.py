@@ -62,11 +62,29 @@ EventSink = Callable[[JobEvent], None]
 CancelCheck = Callable[[], bool]
 
 
+TIMING_MEASURED = "measured"
+TIMING_NOT_MEASURED = "not-measured"
+# Why a job reports no speed: said in report.md, the console, the API's job record and `submit`.
+NO_GPU_TIMING = "no GPU: the Triton interpreter checks correctness only"
+NO_TIMING_FAILED = "the job failed before anything was timed"
+NO_TIMING_NO_DEVICE = "the job ended before its device was probed"
+
+
 @dataclass
 class JobResult:
+    """How a job ended. Speed is either measured on a GPU or absent, never made up.
+
+    `timing` is "measured" when `speedup` is the speedup actually deployed, on a GPU:
+    Gate 4's when optimized, 1.0 when the compiler's own code is kept (the times are
+    the profile's or Gate 4's medians where the job got that far). It is
+    "not-measured" when no speed can be claimed (no GPU, or the job failed): then
+    `speedup`, `baseline_ms`, `optimized_ms` and `noise_pct` are None and
+    `timing_note` says why.
+    """
+
     outcome: str  # optimized | matched | fallback | failed
     cause: str  # why: e.g. "speedup 1.12x >= gamma", "library-dominated", an error message
-    speedup: Optional[float] = None  # vs the compiler baseline (1.0 unless optimized)
+    speedup: Optional[float] = None  # deployed, vs the compiler baseline; None when not measured
     baseline_ms: Optional[float] = None
     optimized_ms: Optional[float] = None
     noise_pct: Optional[float] = None
@@ -75,6 +93,32 @@ class JobResult:
     artifacts: list[str] = field(default_factory=list)  # file names in the job's workdir
     stage_seconds: dict[str, float] = field(default_factory=dict)
     error: Optional[str] = None  # for outcome "failed": the clear message for the user
+    timing: str = ""  # measured | not-measured; default: measured iff a speedup is given
+    timing_note: Optional[str] = None  # for not-measured: why
+
+    def __post_init__(self) -> None:
+        if not self.timing:
+            self.timing = TIMING_MEASURED if self.speedup is not None else TIMING_NOT_MEASURED
+        if self.timing not in (TIMING_MEASURED, TIMING_NOT_MEASURED):
+            raise ValueError(f"timing must be measured or not-measured, got {self.timing!r}")
+        if self.timing == TIMING_NOT_MEASURED:
+            self.not_measured(self.timing_note)
+
+    def not_measured(self, note: Optional[str]) -> "JobResult":
+        """Drop every speed and time: none of them was measured (`note` says why)."""
+        self.speedup = self.baseline_ms = self.optimized_ms = self.noise_pct = None
+        self.timing, self.timing_note = TIMING_NOT_MEASURED, note
+        return self
+
+    @property
+    def measured(self) -> bool:
+        return self.timing == TIMING_MEASURED
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+def not_measured(result: dict, note: str) -> dict:
+    """A JobResult dict with its speeds and times dropped (for results built outside the engine)."""
+    return {**result, "speedup": None, "baseline_ms": None, "optimized_ms": None, "noise_pct": None,
+            "timing": TIMING_NOT_MEASURED, "timing_note": note}

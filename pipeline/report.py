@@ -49,6 +49,22 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(to_jsonable(data), indent=1))
 
 
+def speed_line(result: dict) -> str:
+    """The report's one line on speed: measured numbers, or why there are none (never a made-up 1.000x)."""
+    r = result
+    if r.get("timing") == "not-measured" or r.get("speedup") is None:
+        note = r.get("timing_note")
+        return f"- Speed: not measured ({note})" if note else "- Speed: not measured"
+    times = []
+    if r.get("baseline_ms") is not None:
+        times.append(f"baseline {r['baseline_ms']:.4f} ms")
+    if r.get("optimized_ms") is not None:
+        times.append(f"deployed {r['optimized_ms']:.4f} ms")
+    if r.get("noise_pct") is not None:
+        times.append(f"noise {r['noise_pct']:.2f}%")
+    return f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x**" + (f" ({', '.join(times)})" if times else "")
+
+
 def render_markdown(report: dict) -> str:
     r = report["result"]
     lines = [
@@ -56,10 +72,7 @@ def render_markdown(report: dict) -> str:
         "",
         f"- Outcome: **{r['outcome']}** — {r['cause']}",
     ]
-    if r.get("speedup") is not None and r.get("baseline_ms") is not None and r.get("optimized_ms") is not None:
-        lines.append(f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x** "
-                     f"(baseline {r['baseline_ms']:.4f} ms, deployed {r['optimized_ms']:.4f} ms, "
-                     f"noise {r.get('noise_pct') or 0:.2f}%)")
+    lines.append(speed_line(r))
     ctx = report.get("context_timings") or {}
     if ctx:
         lines.append("- For context: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ctx.items()))
@@ -88,13 +101,15 @@ def render_markdown(report: dict) -> str:
     if report.get("targets"):
         lines += ["## Kernels", "", "| kernel | kind | share | searched | reason |", "|---|---|---|---|---|"]
         for d in report["targets"]:
-            lines.append(f"| `{d['name']}` | {d['kind']} | {d['share']:.1%} | {d['searched']} | {d['reason']} |")
+            lines.append(f"| `{d['name']}` | {d['kind']} | {d['share']:.1%} | {d['searched']} | {d.get('reason') or ''} |")
         lines.append("")
     if report.get("search"):
         lines += ["## Search", ""]
         for s in report["search"]:
+            best = s.get("best_kernel_speedup")
             lines.append(f"- `{s['target']}`: {s['attempts']} candidates, {s['passed']} passed gates 1-2; "
-                         f"best kernel speedup {s['best_kernel_speedup']}; stopped: {s['stopped_reason']}")
+                         + (f"best kernel speedup {best:.3f}x" if best is not None else "no kernel speedup measured")
+                         + f"; stopped: {s.get('stopped_reason') or 'search finished'}")
         lines.append("")
     if report.get("waterfall"):
         lines += ["## Waterfall (Gates 3-4 on the whole model)", ""]

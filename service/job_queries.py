@@ -16,6 +16,7 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from pipeline.options import TIMING_NOT_MEASURED
 from storage.models import CANCELLED, CRASHED, FAILED, QUEUED, STATUSES, SUCCEEDED, Artifact, Job, JobEvent
 
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
@@ -120,19 +121,24 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
                tag: str | None = None) -> dict:
     """Outcome counts, speedup geomeans and GPU time of the team's jobs created in [since, until).
 
-    geomean_speedup is over finished jobs (succeeded, failed, crashed) with the
-    speedup actually deployed: an optimized job's speedup, 1.0 for every unsolved
-    one (the compiler's baseline is what runs). geomean_speedup_optimized is over
-    optimized jobs only. Cancelled jobs were withdrawn and count in neither.
+    The geomeans are over measured jobs only: succeeded jobs whose speed was
+    measured on a GPU, with the speedup actually deployed (an optimized job's,
+    1.0 for a matched or fallback one: the compiler's code runs).
+    geomean_speedup_optimized is over the optimized ones among them. A job whose
+    engine result says `timing: not-measured` (it ran without a GPU), a failed
+    or a crashed job has no measured speed: it is counted in `not_measured` and
+    in no geomean. Cancelled jobs were withdrawn and count in neither.
     """
-    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds).where(Job.team_id == team_id)
+    timing = Job.result["timing"].as_string()
+    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing).where(Job.team_id == team_id)
     q = _created_and_tag(q, since, until, tag)
     by_status = dict.fromkeys(STATUSES, 0)
     outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
     deployed_logs: list[float] = []
     optimized_logs: list[float] = []
+    finished = not_measured = 0
     gpu_seconds = 0.0
-    for status, outcome, speedup, gpu in session.execute(q):
+    for status, outcome, speedup, gpu, job_timing in session.execute(q):
         by_status[status] = by_status.get(status, 0) + 1
         gpu_seconds += gpu or 0.0
         if status in (CRASHED, CANCELLED):
@@ -140,16 +146,23 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
         elif status in (SUCCEEDED, FAILED):
             key = outcome or "failed"
             outcomes[key] = outcomes.get(key, 0) + 1
-        if status in (SUCCEEDED, FAILED, CRASHED):
-            solved = outcome == "optimized" and speedup is not None and math.isfinite(speedup) and speedup > 0
-            deployed_logs.append(math.log(speedup) if solved else 0.0)
-            if solved:
-                optimized_logs.append(math.log(speedup))
+        if status not in (SUCCEEDED, FAILED, CRASHED):
+            continue
+        finished += 1
+        if status != SUCCEEDED or outcome == "failed" or job_timing == TIMING_NOT_MEASURED:
+            not_measured += 1
+            continue
+        solved = outcome == "optimized" and speedup is not None and math.isfinite(speedup) and speedup > 0
+        deployed_logs.append(math.log(speedup) if solved else 0.0)
+        if solved:
+            optimized_logs.append(math.log(speedup))
     return {
         "total": sum(by_status.values()),
         "by_status": by_status,
         "outcomes": outcomes,
-        "finished": len(deployed_logs),
+        "finished": finished,
+        "measured": len(deployed_logs),
+        "not_measured": not_measured,
         "geomean_speedup": _geomean(deployed_logs),
         "geomean_speedup_optimized": _geomean(optimized_logs),
         "gpu_seconds": gpu_seconds,

@@ -11,6 +11,8 @@ from tests.conftest import HAS_CUDA
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
+SOFTMAX = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
+NO_GPU_NOTE = "no GPU: the Triton interpreter checks correctness only"
 
 pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour on a machine without a GPU")
 
@@ -28,20 +30,49 @@ def test_optimize_without_a_problem_says_what_it_needs_and_runs_the_kernel_defau
     assert "needs a CUDA GPU" in proc.stdout
     assert "Triton interpreter" in proc.stdout
     assert "outcome: fallback — no-gpu" in proc.stdout
-    assert "speed: not measured" in proc.stdout and "speedup vs compiler baseline" not in proc.stdout
+    assert f"speed: not measured ({NO_GPU_NOTE})" in proc.stdout and "speedup vs compiler baseline" not in proc.stdout
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["load"]["kind"] == "kernel"
-    assert report["result"]["outcome"] == "fallback"
+    result = report["result"]
+    assert result["outcome"] == "fallback"
+    # Nothing timed on the interpreter is reported as a speed or a time.
+    assert result["timing"] == "not-measured" and result["timing_note"] == NO_GPU_NOTE
+    assert [result[k] for k in ("speedup", "baseline_ms", "optimized_ms", "noise_pct")] == [None] * 4
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert f"- Speed: not measured ({NO_GPU_NOTE})" in md
+    assert "Speedup vs compiler baseline" not in md and "1.000x" not in md and "None" not in md, md
+    assert "no kernel speedup measured" in md
     assert (tmp_path / "run" / "optimized_module.py").read_text() == \
         (REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py").read_text()
 
 
-def test_optimize_model_file_without_gpu_fails_with_the_reason(tmp_path):
-    proc = kernelopt("optimize", "tests/testdata/problems/linear_gelu.py", "--workdir", str(tmp_path), "--json")
-    assert proc.returncode == 1
-    result = json.loads(proc.stdout[proc.stdout.index("{"):])
-    assert result["outcome"] == "failed"
-    assert "model mode needs a CUDA GPU" in result["cause"]
+def test_optimize_model_file_without_gpu_falls_back_before_loading_it(tmp_path):
+    # A model that would take long to build (and leaves a mark if it is built).
+    marker = tmp_path / "built"
+    problem = tmp_path / "huge_model.py"
+    problem.write_text(
+        "import torch\n"
+        "class Model(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        open({str(marker)!r}, 'w').close()\n"
+        "        self.w = torch.nn.Parameter(torch.randn(8192, 8192))\n"
+        "    def forward(self, x):\n"
+        "        return x @ self.w\n"
+        "def get_inputs():\n"
+        "    return [torch.randn(8192, 8192)]\n"
+        "def get_init_inputs():\n"
+        "    return []\n")
+    proc = kernelopt("optimize", str(problem), "--workdir", str(tmp_path / "run"), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["outcome"] == "fallback" and result["cause"].startswith("no-gpu: model mode needs a CUDA GPU")
+    assert result["timing"] == "not-measured" and result["speedup"] is None and result["baseline_ms"] is None
+    assert not marker.exists(), "the model was built"
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert "load" not in report
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert f"Speed: not measured ({NO_GPU_NOTE})" in md and "None" not in md
 
 
 def test_optimize_bad_file_fails_with_its_message(tmp_path):
@@ -68,8 +99,11 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert summary["outcomes"] == {"fallback": 1}
     assert summary["causes"] == {"no-gpu": 1}
     assert summary["regressions"] == 0 and summary["wrong_answers"] == 0
-    assert summary["geomean"]["all"] == 1.0
-    assert "Geomean speedup" in (tmp_path / "bench.md").read_text()
+    # No GPU: no speed was measured, so there is no geomean to report.
+    assert summary["geomean"]["all"] is None and summary["not_measured"] == 1
+    bench_md = (tmp_path / "bench.md").read_text()
+    assert f"Geomean speedup vs compiler baseline: not measured ({NO_GPU_NOTE})" in bench_md
+    assert "| add_relu_kernel.py | fallback | not measured |" in bench_md and "None" not in bench_md
     assert "stage s (L/C/P/S/V)" in (tmp_path / "bench.md").read_text()
 
     # A resumed bench keeps the finished rows and runs nothing twice.
@@ -80,3 +114,81 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     resumed = json.loads((tmp_path / "bench.json").read_text())
     assert [r["problem"] for r in resumed["rows"]] == [r["problem"] for r in summary["rows"]]
     assert events.read_text() == before
+
+
+# ---------------------------------------------------------------- user errors: one line, no traceback
+
+def kernelopt_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """The command run from another directory (what it creates there can be seen)."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(REPO))
+    env.pop("TRITON_INTERPRET", None)
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess, line: str, code: int) -> None:
+    out = proc.stdout + proc.stderr
+    assert "Traceback" not in out and 'File "' not in out, out
+    assert proc.stderr == line + "\n", out
+    assert proc.stdout == "", out
+    assert proc.returncode == code, out
+
+
+@pytest.mark.parametrize("args, line", [
+    (["optimize", "missing.py"], "kernelopt optimize: problem file missing.py does not exist"),
+    (["optimize", "problems"], "kernelopt optimize: problem file problems is a directory, not a file"),
+    (["optimize", "missing.py", "--workdir", "out"], "kernelopt optimize: problem file missing.py does not exist"),
+    (["optimize", "problems/empty.py", "--weights", "w.safetensors"],
+     "kernelopt optimize: weights file w.safetensors does not exist"),
+    (["optimize", "problems/empty.py", "--budget", "0"], "kernelopt optimize: time_budget_s must be positive"),
+    (["optimize", "problems/empty.py", "--workdir", "notes.txt"], "kernelopt optimize: work directory notes.txt is a "
+     "file"),
+    (["bench", "problems", "--out", "notes.txt"], "kernelopt bench: --out notes.txt is a file, not a directory"),
+    (["bench", "missing"], "kernelopt bench: problem directory missing does not exist"),
+    (["bench", "empty"], "kernelopt bench: no problem files (*.py) under empty"),
+    (["bench", "problems/empty.py"],
+     "kernelopt bench: problems/empty.py is a file; bench takes a directory of problems (optimize takes one "
+     "problem file)"),
+    (["bench", "problems", "--only", "level9"], "kernelopt bench: --only 'level9' matches none of the 1 problems "
+     "under problems"),
+    (["check", "missing.py", "problems/empty.py"], "kernelopt check: optimized module missing.py does not exist"),
+    (["check", "problems/empty.py", "missing.py"], "kernelopt check: problem file missing.py does not exist"),
+    (["check", "problems/empty.py", "problems"], "kernelopt check: problem file problems is a directory, not a file"),
+    (["check", "problems/empty.py", "notes.txt"],
+     "kernelopt check: notes.txt does not parse as Python: invalid syntax (line 1)"),
+    (["check", "problems/empty.py", "blob.bin"], "kernelopt check: blob.bin is not a Python file (not UTF-8 text)"),
+    (["check", "notes.txt", str(KERNEL)],
+     "kernelopt check: notes.txt does not parse as Python: invalid syntax (line 1)"),
+])
+def test_unusable_input_is_one_line_and_creates_nothing(tmp_path, args, line):
+    (tmp_path / "problems").mkdir()
+    (tmp_path / "problems" / "empty.py").write_text("x = 1\n")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "notes.txt").write_text("these are notes, not a problem\n")
+    (tmp_path / "blob.bin").write_bytes(bytes(range(256)))
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    proc = kernelopt_in(tmp_path, *args)
+    assert_one_line_error(proc, line, 2)
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # no runs/<name>/, no out dir
+
+
+def test_check_of_the_wrong_problem_is_one_line(tmp_path):
+    # A kernel file's optimized module checked against another kernel problem.
+    proc = kernelopt_in(tmp_path, "check", str(KERNEL), str(SOFTMAX))
+    assert_one_line_error(proc, "kernelopt check: add_relu_kernel.py does not run on row_softmax_kernel.py's "
+                          "inputs (seed 7001): TypeError: launch() missing 1 required positional argument: 'y'", 1)
+    # A kernel file given where a model's optimized module belongs.
+    model = REPO / "tests" / "testdata" / "problems" / "linear_gelu.py"
+    proc = kernelopt_in(tmp_path, "check", str(KERNEL), str(model))
+    assert_one_line_error(proc, "kernelopt check: add_relu_kernel.py has no class ModelNew: it is not the optimized "
+                          "module of a model (and linear_gelu.py is a model file)", 1)
+    # The optimized module of another model: its parameters do not fit.
+    other = tmp_path / "optimized_module.py"
+    other.write_text("import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def __init__(self):\n"
+                     "        super().__init__()\n        self.w = torch.nn.Linear(3, 3)\n\n"
+                     "    def forward(self, x):\n        return self.w(x)\n")
+    proc = kernelopt_in(tmp_path, "check", str(other), str(model))
+    assert_one_line_error(proc, "kernelopt check: optimized_module.py does not belong to linear_gelu.py: its ModelNew "
+                          "cannot take the problem's Model parameters (TypeError: ModelNew.__init__() takes 1 "
+                          "positional argument but 3 were given)", 1)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["optimized_module.py"]

@@ -291,7 +291,7 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
 
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
-    from pipeline.options import JobResult
+    from pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
     from service import jobs
 
     job_dir = Path(settings.jobs_dir).resolve() / job_id
@@ -385,6 +385,8 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
 
     # The state machine charges each attempt's wall time as GPU time, in the final transition itself.
     on_gpu = ran_on_gpu(workdir, child_env)
+    if result is not None and result.get("timing") != TIMING_NOT_MEASURED and not on_gpu:
+        result = not_measured(result, NO_GPU_TIMING)  # e.g. a timeout's result: no speed without a GPU
     with _scope(settings) as s:
         if cancelled():
             ok, status = jobs.mark_cancelled(s, job_id, worker_id, on_gpu=on_gpu), "cancelled"

@@ -47,6 +47,7 @@ def job_out(job: Any) -> JobOut:
         baseline_ms=result.get("baseline_ms"), optimized_ms=result.get("optimized_ms"),
         noise_pct=result.get("noise_pct"), precision=result.get("precision") or (job.options or {}).get("precision"),
         reduced_precision=result.get("reduced_precision"), gpu_seconds=job.gpu_seconds or 0.0,
+        timing=result.get("timing"), timing_note=result.get("timing_note"),
         links=job_links(job.id))
 
 

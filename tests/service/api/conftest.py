@@ -126,7 +126,8 @@ class ScriptedWorker:
 
     def finish(self, job_id: str, outcome: str = "fallback", speedup: float | None = 1.0,
                cause: str = "no-gpu: interpreter run", artifacts: dict[str, bytes] | None = None,
-               tmp: Path | None = None) -> None:
+               tmp: Path | None = None, result: dict | None = None) -> None:
+        """`result`: fields of the engine's result that replace the scripted ones (e.g. timing)."""
         from service.jobs import finish_job
         from storage.blobs import BlobStore
 
@@ -140,7 +141,7 @@ class ScriptedWorker:
         result = {"outcome": outcome, "cause": cause, "speedup": speedup, "baseline_ms": 1.0,
                   "optimized_ms": (1.0 / speedup) if speedup else None, "noise_pct": 0.5, "precision": "strict",
                   "reduced_precision": False, "artifacts": sorted(artifacts or {}),
-                  "stage_seconds": {"load": 0.1, "search": 1.5}, "error": None}
+                  "stage_seconds": {"load": 0.1, "search": 1.5}, "error": None, **(result or {})}
         with self.api.sessionmaker() as s:
             assert finish_job(s, job_id, self.worker_id, result, files, BlobStore(self.api.settings.blobs_dir))
 

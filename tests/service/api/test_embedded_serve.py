@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -17,6 +18,8 @@ from tests.service.api.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[3]
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
+MODEL = REPO / "tests" / "testdata" / "problems" / "linear_gelu.py"
+NO_GPU_NOTE = "no GPU: the Triton interpreter checks correctness only"
 CLI = ("import sys, argparse\n"
        "from cli import serve, submit\n"
        "p = argparse.ArgumentParser(prog='kernelopt'); sub = p.add_subparsers(dest='command', required=True)\n"
@@ -50,6 +53,9 @@ def test_embedded_serve_then_submit_wait_download(tmp_path):
         banner = Path(log.name).read_text()
         assert (tmp_path / "data" / "kernelopt.db").is_file()
         key = re.search(r"\b(ko_[A-Za-z0-9_-]{20,})\b", banner).group(1)
+        # The hint names a command that runs from here: `kernelopt` only where it is on PATH.
+        hint = re.search(r"^ +(\S+) submit model\.py", banner, re.M).group(1)
+        assert shutil.which(hint, path=_env(tmp_path)["PATH"]) or (tmp_path / hint).is_file(), banner
 
         out = tmp_path / "out"
         done = subprocess.run([sys.executable, "-c", CLI, "submit", str(KERNEL), "--wait", "--download", str(out),
@@ -59,15 +65,35 @@ def test_embedded_serve_then_submit_wait_download(tmp_path):
         job = json.loads(done.stdout)
         detail = f"exit {done.returncode}\n{done.stderr}\n{json.dumps(job, indent=1)}\n{Path(log.name).read_text()[-3000:]}"
         assert job["status"] == "succeeded", detail
-        assert job["outcome"] in ("fallback", "matched", "optimized"), detail
+        assert job["outcome"] == "fallback" and job["cause"].startswith("no-gpu"), detail
         from cli.submit import exit_code_for
         assert done.returncode == exit_code_for(job), detail
         assert "load" in done.stderr  # progress followed over SSE
+        # No GPU here: no speed anywhere — job record, submit's output, the report, the team's stats.
+        assert [job[k] for k in ("speedup", "baseline_ms", "optimized_ms", "noise_pct")] == [None] * 4, detail
+        assert job["timing"] == "not-measured" and job["timing_note"] == NO_GPU_NOTE, detail
+        assert f"outcome fallback, speed not measured ({NO_GPU_NOTE}) — no-gpu" in done.stderr, detail
+        assert "speedup" not in done.stderr and "] :" not in done.stderr, detail
         names = {a["name"] for a in httpx.get(f"{url}/v1/jobs/{job['id']}/artifacts",
                                                headers={"Authorization": f"Bearer {key}"}).json()["items"]}
         assert "report.json" in names, names
         for name in names:
             assert (out / name).is_file(), name
+        report_md = (out / "report.md").read_text()
+        assert f"Speed: not measured ({NO_GPU_NOTE})" in report_md and "None" not in report_md, report_md
+        assert "1.000x" not in report_md, report_md
+
+        # A model file without a GPU: fallback no-gpu at once, not failed, nothing loaded.
+        model = subprocess.run([sys.executable, "-c", CLI, "submit", str(MODEL), "--wait", "--json",
+                                "--timeout", "120"], cwd=tmp_path, capture_output=True, text=True, timeout=180,
+                               env=_env(tmp_path, KERNELOPT_URL=url, KERNELOPT_API_KEY=key))
+        mjob = json.loads(model.stdout)
+        assert model.returncode == 0, model.stderr
+        assert mjob["status"] == "succeeded" and mjob["outcome"] == "fallback", mjob
+        assert mjob["cause"].startswith("no-gpu: model mode needs a CUDA GPU") and mjob["speedup"] is None, mjob
+        stats = httpx.get(f"{url}/v1/stats", headers={"Authorization": f"Bearer {key}"}).json()
+        assert stats["finished"] == 2 and stats["measured"] == 0 and stats["not_measured"] == 2, stats
+        assert stats["geomean_speedup"] is None, stats
         # a restart keeps the data and does not create another team
         server.terminate()
         server.wait(20)

@@ -468,6 +468,9 @@ def test_a_blob_changed_while_it_streams_is_cut_short(api, worker, live, caplog)
 
 # ---------------------------------------------------------------- stats
 
+NO_GPU_RESULT = {"speedup": None, "baseline_ms": None, "optimized_ms": None, "noise_pct": None,
+                 "timing": "not-measured", "timing_note": "no GPU: the Triton interpreter checks correctness only"}
+
 def test_stats_counts_geomeans_and_gpu_hours(api, worker):
     h = api.headers()
     a = api.submit(b"a", tag="suite1").json()["id"]
@@ -478,17 +481,26 @@ def test_stats_counts_geomeans_and_gpu_hours(api, worker):
     worker.run(b, outcome="optimized", speedup=1.125)
     worker.run(c, outcome="matched", speedup=1.0)
     api.client.post(f"/v1/jobs/{d}/cancel", headers=h)
+    # A job that ran without a GPU: the engine reports no speed, and neither does the API.
+    e = api.submit(b"e", tag="suite2").json()["id"]
+    worker.run(e, outcome="fallback", speedup=None, cause="no-gpu: interpreter run", result=NO_GPU_RESULT)
+    got = api.client.get(f"/v1/jobs/{e}", headers=h).json()
+    assert (got["speedup"], got["baseline_ms"], got["optimized_ms"], got["noise_pct"]) == (None, None, None, None)
+    assert got["timing"] == "not-measured" and got["timing_note"] == NO_GPU_RESULT["timing_note"]
     s = api.client.get("/v1/stats", headers=h).json()
-    assert s["total"] == 4
+    assert s["total"] == 5
     assert s["outcomes"]["optimized"] == 2 and s["outcomes"]["matched"] == 1 and s["outcomes"]["cancelled"] == 1
+    assert s["outcomes"]["fallback"] == 1 and s["measured"] == 3 and s["not_measured"] == 1
     assert s["geomean_speedup_optimized"] == pytest.approx(math.sqrt(2.0 * 1.125))
-    assert s["geomean_speedup"] == pytest.approx((2.0 * 1.125 * 1.0) ** (1 / 3))
+    assert s["geomean_speedup"] == pytest.approx((2.0 * 1.125 * 1.0) ** (1 / 3))  # the no-GPU job is in no geomean
+    fields = api.client.get("/openapi.json").json()["components"]["schemas"]["Stats"]["properties"]
+    assert "measured jobs only" in fields["geomean_speedup"]["description"]
     assert s["gpu_hours"] == pytest.approx(s["gpu_seconds"] / 3600) and s["gpu_seconds"] >= 0
     t = api.client.get("/v1/stats", params={"tag": "suite1"}, headers=h).json()
     assert t["total"] == 2 and t["tag"] == "suite1" and t["outcomes"]["matched"] == 0
     future = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
     assert api.client.get("/v1/stats", params={"since": future}, headers=h).json()["total"] == 0
-    assert api.client.get("/v1/stats", params={"until": future}, headers=h).json()["total"] == 4
+    assert api.client.get("/v1/stats", params={"until": future}, headers=h).json()["total"] == 5
     r = api.client.get("/v1/stats", params={"since": future, "until": "2000-01-01T00:00:00Z"}, headers=h)
     assert r.status_code == 422
 
@@ -550,3 +562,21 @@ def test_readyz_checks_the_broker_when_configured(pg_url, redis_url, tmp_path):
     with TestClient(bad) as c:
         r = c.get("/readyz")
         assert r.status_code == 503 and r.json()["checks"]["broker"].startswith("unreachable")
+
+
+def test_docs_pages_load_every_asset_from_the_api_itself(api):
+    """/docs and /redoc work offline: every script, style and icon they name is served here, none by a CDN."""
+    import re
+
+    for page in ("/docs", "/redoc"):
+        r = api.client.get(page)
+        assert r.status_code == 200 and "text/html" in r.headers["content-type"]
+        assert not re.findall(r"https?://", r.text), f"{page} refers to another host"
+        assets = re.findall(r"""(?:src|href)=["']([^"']+)["']""", r.text)
+        assert any(a.endswith(".js") for a in assets), (page, assets)
+        for url in assets:
+            assert url.startswith("/"), (page, url)
+            got = api.client.get(url)
+            assert got.status_code == 200 and len(got.content) > 1000, (page, url, got.status_code)
+    assert "swagger-ui.css" in api.client.get("/docs").text
+    assert "/openapi.json" in api.client.get("/docs").text

@@ -3,6 +3,7 @@ upload limit on a real socket, and `kernelopt submit` end to end with a scripted
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -212,11 +213,17 @@ def test_submit_wait_download_and_exit_codes(api, live, tmp_path, monkeypatch, c
     printed = capsys.readouterr().out
     assert code == expected, printed
     assert "load: importing the submission" in printed and "search: candidate 1 accepted" in printed
+    # Job-level events have no stage: "[hh:mm:ss] queued", not "[hh:mm:ss] : queued".
+    assert re.search(r"^\[\d\d:\d\d:\d\d\] queued$", printed, re.M), printed
+    assert "] :" not in printed and not re.search(r"— *$", printed, re.M), printed  # no empty stage, no dangling dash
+    last = [line for line in printed.splitlines() if line.startswith("job ")][-1]
     if not finish.get("fail"):
         for name, content in artifacts.items():
             assert (out / name).read_bytes() == content
+        assert last.endswith(f"— {finish['cause']}"), last
     else:
         assert "SyntaxError" in printed
+        assert last.endswith(": outcome failed"), last  # the error follows on its own line
 
 
 def test_submit_json_without_wait_and_usage_errors(api, live, tmp_path, monkeypatch, capsys):
@@ -249,3 +256,21 @@ def test_exit_code_table():
     assert exit_code_for(job("failed", "failed", None, "ImportError")) == 1
     assert exit_code_for(job("crashed")) == 3
     assert exit_code_for(job("cancelled")) == 4
+
+
+def test_submit_lines_say_when_speed_was_not_measured():
+    from cli.submit import event_line, final_line
+
+    assert re.fullmatch(r"\[\d\d:\d\d:\d\d\] queued", event_line({"stage": None, "message": "queued"}))
+    assert event_line({"stage": "load", "message": "importing"}).endswith("] load: importing")
+    assert event_line({"stage": "load", "message": ""}).endswith("] load")
+    note = "no GPU: the Triton interpreter checks correctness only"
+    line = final_line({"id": "j1", "status": "succeeded", "outcome": "fallback", "speedup": None,
+                       "timing": "not-measured", "timing_note": note, "cause": "no-gpu: interpreter"})
+    assert line == f"job j1 succeeded: outcome fallback, speed not measured ({note}) — no-gpu: interpreter"
+    assert final_line({"id": "j2", "status": "succeeded", "outcome": "optimized", "speedup": 1.25,
+                       "timing": "measured", "cause": "speedup 1.25x"}) == \
+        "job j2 succeeded: outcome optimized, speedup 1.250x — speedup 1.25x"
+    assert final_line({"id": "j3", "status": "failed", "outcome": "failed", "cause": None}) == \
+        "job j3 failed: outcome failed"
+    assert final_line({"id": "j4", "status": "cancelled"}) == "job j4 cancelled"

@@ -1,0 +1,54 @@
+"""The result type and the written report: speed only where it was measured, never a `None`."""
+import pytest
+
+from pipeline.options import NO_GPU_TIMING, JobResult, not_measured
+from pipeline.report import render_markdown
+
+
+def test_a_result_without_a_speedup_is_not_measured():
+    assert JobResult("optimized", "speedup 1.2x", speedup=1.2, baseline_ms=2.0).timing == "measured"
+    failed = JobResult("failed", "does not import")
+    assert failed.timing == "not-measured" and not failed.measured
+    r = JobResult("fallback", "no-gpu: ...", speedup=1.0, baseline_ms=88.1, optimized_ms=88.1, noise_pct=75.0)
+    r.not_measured(NO_GPU_TIMING)
+    assert (r.speedup, r.baseline_ms, r.optimized_ms, r.noise_pct) == (None, None, None, None)
+    assert r.to_dict()["timing"] == "not-measured" and r.to_dict()["timing_note"] == NO_GPU_TIMING
+    # Declared not measured, a result carries no times whatever it was given.
+    r = JobResult("fallback", "x", speedup=1.0, baseline_ms=3.0, timing="not-measured", timing_note="why")
+    assert r.speedup is None and r.baseline_ms is None and r.timing_note == "why"
+    with pytest.raises(ValueError):
+        JobResult("fallback", "x", timing="estimated")
+    d = not_measured({"outcome": "fallback", "cause": "timeout", "speedup": 1.0, "baseline_ms": 2.0}, "why")
+    assert d["speedup"] is None and d["baseline_ms"] is None and d["timing"] == "not-measured"
+
+
+def _report(result: dict, **extra) -> dict:
+    base = {"precision": "strict", "reduced_precision": False, "stage_seconds": {"load": 1.0}}
+    return {"problem": {"name": "p"}, "result": {**base, **result}, **extra}
+
+
+def test_report_says_speed_not_measured_and_prints_no_none():
+    r = JobResult("fallback", "no-gpu: interpreter", timing="not-measured", timing_note=NO_GPU_TIMING).to_dict()
+    md = render_markdown(_report(r, search=[{"target": "k", "attempts": 3, "passed": 2, "best_kernel_speedup": None,
+                                             "stopped_reason": None}],
+                                 targets=[{"name": "k", "kind": "pointwise", "share": 0.5, "searched": True,
+                                           "reason": None}]))
+    assert f"- Speed: not measured ({NO_GPU_TIMING})" in md
+    assert "Speedup vs compiler baseline" not in md and "1.000x" not in md
+    assert "no kernel speedup measured" in md
+    assert "None" not in md, md
+
+
+def test_report_of_a_failed_job_and_of_a_measured_one():
+    failed = JobResult("failed", "x.py failed to import")
+    failed.not_measured("the job failed before anything was timed")
+    md = render_markdown(_report(failed.to_dict()))
+    assert "- Speed: not measured (the job failed before anything was timed)" in md and "None" not in md
+    ok = JobResult("optimized", "speedup 1.25x >= gamma 1.03", speedup=1.25, baseline_ms=2.0, optimized_ms=1.6,
+                   noise_pct=0.5).to_dict()
+    md = render_markdown(_report(ok, search=[{"target": "k", "attempts": 3, "passed": 2, "best_kernel_speedup": 1.31,
+                                              "stopped_reason": "iterations"}]))
+    assert "- Speedup vs compiler baseline: **1.250x** (baseline 2.0000 ms, deployed 1.6000 ms, noise 0.50%)" in md
+    assert "best kernel speedup 1.310x; stopped: iterations" in md
+    kept = JobResult("fallback", "timeout: compile", speedup=1.0).to_dict()  # the compiler's code, no times
+    assert "- Speedup vs compiler baseline: **1.000x**\n" in render_markdown(_report(kept))
