@@ -165,7 +165,6 @@ def test_timeout_kills_processes_in_sessions_of_their_own():
 def _reply_with_code(_):
     """A child that answers with a pickle that would run a command in an unguarded parent."""
     import os as _os
-    import pickle
 
     class Evil:
         def __reduce__(self):
