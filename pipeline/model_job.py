@@ -77,6 +77,13 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ranked, summaries = _search(ctx, cg, graph, prof, [d for d in decisions if d.searched])
         ctx.report["search"] = summaries
     faster = {k: v for k, v in ranked.items() if v}
+    harness = [(s["target"], s["harness_errors"][0]) for s in summaries
+               if s.get("harness_errors") and not s["passed"]]
+    if not faster and harness:
+        target, message = harness[0]
+        return JobResult("fallback", f"harness-error: the gates could not run the baseline of {len(harness)} "
+                         f"kernel(s), so no candidate could be judged; {target}: {message[:400]}",
+                         speedup=1.0, **baseline_result)
     if not faster:
         n = sum(s["passed"] for s in summaries)
         return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none fast enough "
@@ -137,6 +144,8 @@ def _search(ctx: JobContext, cg, graph, prof, decisions) -> tuple[dict[str, list
             "best_kernel_speedup": round(best.baseline_kernel_ms / best.kernel_ms, 3) if best and best.kernel_ms else None,
             "stopped_reason": result.stopped_reason,
             "required_kernel_speedup": round(need, 4), "candidates_for_verification": len(wins),
+            # Gate 2 could not run Inductor's own kernel (out of memory, say): not the candidates' fault.
+            "harness_errors": [a.feedback for a in result.attempts if a.metrics.get("harness_error")][:3],
         })
     return ranked, summaries
 

@@ -209,3 +209,16 @@ def test_the_pipelines_recording_poisoned_outputs_is_recognised_without_names(de
     assert ok.passed, ok.message
     bad = check_kernel(source("pointwise_wrong_mask"), ios)
     assert not bad.passed and f"{N % 128} were never written" in bad.message
+
+
+class _ReferenceOutOfMemory:
+    """Inductor's kernel failing in the harness (as on a 12 GiB input): the candidates are not at fault."""
+
+    def run(self, *args, **kwargs):
+        raise MemoryError("CUDA out of memory (simulated)")
+
+
+def test_a_reference_that_cannot_run_is_a_harness_error_not_a_candidate_failure(pointwise_ios):
+    r = check_kernel(source("pointwise_ref"), pointwise_ios, reference=_ReferenceOutOfMemory(), arg_names=PW_NAMES)
+    assert not r.passed and r.metrics["harness_error"] is True
+    assert r.message.startswith("could not run the reference: ") and "out of memory" in r.message
