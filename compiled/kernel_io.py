@@ -21,6 +21,44 @@ class KernelIO:
     after: list[Any]  # the same arguments after Inductor's kernel ran
     launch_kwargs: dict = field(default_factory=dict)  # non-tensor keyword args (stream dropped)
 
+    def nbytes(self) -> int:
+        """Bytes of the distinct tensors it holds (an argument the launch left alone is held once)."""
+        import torch
+
+        seen: dict[int, int] = {}
+        for x in self.before + self.after:
+            if isinstance(x, torch.Tensor):
+                seen[id(x)] = x.untyped_storage().nbytes()
+        return sum(seen.values())
+
+    @property
+    def on_device(self) -> str | None:
+        import torch
+
+        return next((str(x.device) for x in self.before if isinstance(x, torch.Tensor)), None)
+
+    def to(self, device: str, pin: bool = False) -> "KernelIO":
+        """A copy on `device` (same strides; shared arguments stay shared); `pin`: page-locked host memory."""
+        import torch
+
+        moved: dict[int, Any] = {}
+
+        def move(x: Any) -> Any:
+            if not isinstance(x, torch.Tensor):
+                return x
+            if id(x) not in moved:
+                try:
+                    y = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device,
+                                            pin_memory=pin and torch.device(device).type == "cpu")
+                except RuntimeError:  # no page-locked memory left: pageable is slower, not wrong
+                    y = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device)
+                y.copy_(x)
+                moved[id(x)] = y
+            return moved[id(x)]
+
+        return KernelIO(self.kernel, [move(b) for b in self.before], [move(a) for a in self.after],
+                        dict(self.launch_kwargs))
+
     def written(self) -> list[int]:
         """Indexes of tensor arguments the reference launch changed (outputs, in/out)."""
         import torch
@@ -36,6 +74,14 @@ def _both_nan_equal(a, b) -> bool:
 
     return a.is_floating_point() and torch.equal(torch.nan_to_num(a, nan=0.0), torch.nan_to_num(b, nan=0.0)) \
         and torch.equal(a.isnan(), b.isnan())
+
+
+def unchanged(now: Any, before: Any) -> bool:
+    import torch
+
+    if not isinstance(now, torch.Tensor):
+        return False
+    return torch.equal(now, before) or _both_nan_equal(now, before)
 
 
 def clone_arg(x: Any) -> Any:
@@ -74,7 +120,8 @@ class _Recorder:
             poison_(args[i])
         before = [clone_arg(a) for a in args]
         result = self.inner.run(*args, **kwargs)
-        after = [clone_arg(a) for a in args]
+        # An argument the launch left alone is held once (inputs can be most of the memory).
+        after = [b if unchanged(a, b) else clone_arg(a) for a, b in zip(args, before)]
         extra = {k: v for k, v in kwargs.items() if k != "stream"}
         self.records.append(KernelIO(self.name, before, after, extra))
         return result

@@ -38,10 +38,41 @@ class EvalBatch:
 
 @dataclass
 class _KernelState:
-    ios: list  # KernelIO per seed
+    ios: list  # KernelIO per seed: on the device, or in host memory where the device is short
     baseline: Any  # Inductor's kernel object (has .run)
     stream: Any = None
     baseline_ms: float | None = None
+    device: str = "cuda"
+
+    @property
+    def offloaded(self) -> bool:
+        return bool(self.ios) and self.ios[0].on_device == "cpu" and self.device != "cpu"
+
+    def io(self, seed: int):
+        """One seed's recorded launch on the device (copied from host memory if offloaded)."""
+        io = self.ios[seed]
+        return io.to(self.device) if self.offloaded else io
+
+
+# Gate 2 holds, besides the recorded seeds, two guarded copies of a launch's arguments
+# (reference and candidate) and the expected outputs: about three launches' worth.
+WORKING_SETS = 3
+DEVICE_SHARE = 0.8  # of the memory free before recording, what the plan may take
+
+
+def plan_offload(io_bytes: int, seeds: int, free_bytes: int | None) -> bool:
+    """Whether the seeds' recorded launches must live in host memory, one seed on the device at a time."""
+    if free_bytes is None:
+        return False
+    return io_bytes * (seeds + WORKING_SETS) > DEVICE_SHARE * free_bytes
+
+
+def _free_device_bytes(device: str) -> int | None:
+    import torch
+
+    if not (device.startswith("cuda") and torch.cuda.is_available()):
+        return None
+    return int(torch.cuda.mem_get_info()[0])
 
 
 _STATE: dict[tuple, _KernelState] = {}
@@ -54,16 +85,23 @@ def _state(c: EvalContext) -> _KernelState:
         from compiled.kernel_io import capture_kernel_io, output_indexes
         from compiled.restitch import ModelContext
 
+        _STATE.clear()  # one target at a time: free the previous kernel's tensors first
         ctx = ModelContext(c.problem_path, c.workdir, c.dtype, c.device)
         mod = ctx.module()
-        ios = []
+        free = _free_device_bytes(c.device)
+        ios: list = []
+        offload = False
         for seed in c.seeds:
             args = ctx.flat_args(ctx.inputs(seed))
             records = capture_kernel_io(mod, c.target.name, lambda m: runtime.call_module(m, args),
                                         poison=output_indexes(c.target.arg_names))
-            ios.append(records[0])
-        _STATE.clear()  # one target at a time: free the previous kernel's tensors
-        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device))
+            del args
+            io = records[0]
+            if not ios and plan_offload(io.nbytes(), len(c.seeds), free):
+                offload = True  # decided on the first seed: every seed has the same shapes
+            ios.append(io.to("cpu", pin=True) if offload else io)
+            del records, io
+        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device), device=c.device)
     return _STATE[key]
 
 
@@ -87,11 +125,12 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     attempts: list[Attempt] = []
     passing: dict[str, Any] = {}
     for cand in batch.candidates:
-        g1 = check_static(cand.source, state.ios[0])
+        g1 = check_static(cand.source, state.io(0))
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
-        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names)
+        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names,
+                          device=state.device if state.offloaded else None)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue
@@ -99,7 +138,7 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
         passing[cand.id] = runtime.load_kernel_module(cand.source, cand.target)
 
     if passing:
-        args = [clone_arg(a) for a in state.ios[0].before]
+        args = [clone_arg(a) for a in state.io(0).before]
         stream = state.stream
         fns = {"baseline": lambda: state.baseline.run(*args, stream=stream)}
         for cid, kmod in passing.items():

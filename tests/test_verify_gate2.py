@@ -222,3 +222,29 @@ def test_a_reference_that_cannot_run_is_a_harness_error_not_a_candidate_failure(
     r = check_kernel(source("pointwise_ref"), pointwise_ios, reference=_ReferenceOutOfMemory(), arg_names=PW_NAMES)
     assert not r.passed and r.metrics["harness_error"] is True
     assert r.message.startswith("could not run the reference: ") and "out of memory" in r.message
+
+
+def test_recorded_launches_hold_an_untouched_input_once(pointwise_ios):
+    io = pointwise_ios[0]
+    assert io.after[0] is io.before[0]  # the input: the launch left it alone
+    assert io.after[1] is not io.before[1] and io.written() == [1]
+    assert io.nbytes() == io.before[0].untyped_storage().nbytes() * 3  # input once, output before and after
+
+
+def test_seeds_kept_in_host_memory_are_checked_one_at_a_time(pointwise_ios, device):
+    """Where the device cannot hold every seed, they wait in (page-locked) host memory."""
+    host = [io.to("cpu", pin=device == "cuda") for io in pointwise_ios]
+    assert host[0].after[0] is host[0].before[0] and host[0].on_device == "cpu"
+    ok = check_kernel(source("pointwise_good_block256"), host, arg_names=PW_NAMES, device=device)
+    assert ok.passed and ok.metrics["seeds"] == 3, ok.message
+    bad = check_kernel(source("pointwise_wrong_mask"), host, arg_names=PW_NAMES, device=device)
+    assert not bad.passed
+
+
+def test_the_memory_plan_offloads_only_what_the_device_cannot_hold():
+    from search.evaluate import plan_offload
+
+    gib = 1 << 30
+    assert not plan_offload(1 * gib, 3, 139 * gib)
+    assert plan_offload(36 * gib, 3, 139 * gib)  # a 12 GiB input, its output, three seeds
+    assert not plan_offload(36 * gib, 3, None)  # no device: nothing to plan

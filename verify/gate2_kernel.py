@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
 
-from compiled.kernel_io import KernelIO, clone_arg
+from compiled.kernel_io import KernelIO, clone_arg, unchanged
 from isolation.child import ChildError, run_in_child
 from verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
 from verify.guarded import GuardedLaunch
@@ -86,6 +86,7 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
         ref = GuardedLaunch(io.before, poisoned)
         launch(reference, ref.args, io.launch_kwargs)
         expected = {i: ref.args[i] for i in written}
+        del ref  # its copies of the inputs: the candidate's are made next
     else:
         expected = {i: io.after[i] for i in written}
     cand = GuardedLaunch(io.before, poisoned)
@@ -106,8 +107,11 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
 
 def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
                  rtol: float = 1e-3, atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None,
-                 name: str = "candidate") -> GateResult:
+                 name: str = "candidate", device: Optional[str] = None) -> GateResult:
     """All seeds must pass; the first failing seed and its reason are reported.
+
+    `device`: the recorded launches live in host memory (the device could not
+    hold every seed) and each is copied there for its turn, one at a time.
 
     `reference`: optionally the original kernel (an object with .run); it is
     then re-run on the same poisoned setup, else `io.after` is the reference
@@ -120,9 +124,11 @@ def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = No
     except (Exception, SystemExit) as exc:
         return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc))
     worst: dict[str, float] = {}
-    for seed, io in enumerate(ios):
+    for seed, recorded in enumerate(ios):
         try:
+            io = recorded.to(device) if device is not None else recorded
             msg, metrics = check_launch(mod, io, reference, rtol, atol, arg_names)
+            del io
         except (Exception, SystemExit) as exc:  # the reference itself failed: not the candidate's fault
             return GateResult.fail(GATE, f"could not run the reference: {describe_exception(exc)}; seed {seed}",
                                    failed_seed=seed, harness_error=True)
@@ -171,7 +177,8 @@ def reference_io(launcher: Any, before: list[Any], kernel: str = "",
     run = GuardedLaunch(before, poisoned)
     launch(launcher, run.args, launch_kwargs)
     clean = [clone_arg(a) for a in before]
-    return KernelIO(kernel, clean, [clone_arg(a) for a in run.args], dict(launch_kwargs or {}))
+    after = [c if unchanged(a, c) else clone_arg(a) for a, c in zip(run.args, clean)]  # inputs held once
+    return KernelIO(kernel, clean, after, dict(launch_kwargs or {}))
 
 
 # --- single-kernel mode: whole outputs of a launcher vs a reference function -------------
