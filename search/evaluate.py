@@ -42,6 +42,12 @@ class _KernelState:
     baseline: Any  # Inductor's kernel object (has .run)
     stream: Any = None
     baseline_ms: float | None = None
+    module: Any = None  # the output module the target was recorded in (group candidates bind to it)
+
+    def load(self, source: str, name: str):
+        from compiled import runtime
+
+        return runtime.bind_candidate(runtime.load_kernel_module(source, name), self.module)
 
 
 _STATE: dict[tuple, _KernelState] = {}
@@ -55,7 +61,9 @@ def _state(c: EvalContext) -> _KernelState:
         from compiled.restitch import ModelContext
 
         ctx = ModelContext(c.problem_path, c.workdir, c.dtype, c.device)
-        mod = ctx.module()
+        # a library group runs as one launch: its reference (Inductor's own statements,
+        # library call included) is installed in the module and recorded like a kernel
+        mod = ctx.module({c.target.name: c.target.source} if c.target.is_group else None)
         ios = []
         for seed in c.seeds:
             args = ctx.flat_args(ctx.inputs(seed))
@@ -63,7 +71,7 @@ def _state(c: EvalContext) -> _KernelState:
                                         poison=output_indexes(c.target.arg_names))
             ios.append(records[0])
         _STATE.clear()  # one target at a time: free the previous kernel's tensors
-        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device))
+        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device), module=mod)
     return _STATE[key]
 
 
@@ -77,7 +85,6 @@ def _raw_stream(device: str):
 
 def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gate 1 and Gate 2 for every candidate, then time the survivors."""
-    from compiled import runtime
     from compiled.kernel_io import clone_arg
     from profiling.timing import bench_interleaved
     from verify.gate1_static import check_static
@@ -87,16 +94,17 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     attempts: list[Attempt] = []
     passing: dict[str, Any] = {}
     for cand in batch.candidates:
-        g1 = check_static(cand.source, state.ios[0])
+        g1 = check_static(cand.source, state.ios[0], cand.target, loader=state.load)
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
-        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names)
+        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names,
+                          name=cand.target, loader=state.load)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue
         attempts.append(Attempt(cand, True, "timed", "passed gates 1-2", metrics=g2.metrics))
-        passing[cand.id] = runtime.load_kernel_module(cand.source, cand.target)
+        passing[cand.id] = state.load(cand.source, cand.target)
 
     if passing:
         args = [clone_arg(a) for a in state.ios[0].before]

@@ -106,8 +106,11 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
 
 def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
                  rtol: float = 1e-3, atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None,
-                 name: str = "candidate") -> GateResult:
+                 name: str = "candidate", loader: Optional[Callable[[str, str], Any]] = None) -> GateResult:
     """All seeds must pass; the first failing seed and its reason are reported.
+
+    `loader(source, name)`: how to load the candidate (default `load_candidate`;
+    library groups bind theirs to the output module).
 
     `reference`: optionally the original kernel (an object with .run); it is
     then re-run on the same poisoned setup, else `io.after` is the reference
@@ -116,7 +119,7 @@ def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = No
     if not ios:
         return GateResult.fail(GATE, "no recorded launches to verify against", seeds=0)
     try:
-        mod = load_candidate(candidate_source, name)
+        mod = (loader or load_candidate)(candidate_source, name)
     except (Exception, SystemExit) as exc:
         return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc))
     worst: dict[str, float] = {}
