@@ -146,3 +146,12 @@ def test_library_dominated_is_no_dead_end_when_a_group_can_be_searched():
     assert fallback_cause(prof, [d], 1.03) is None
     d.searched = False
     assert fallback_cause(prof, [d], 1.03).startswith("library-dominated")
+
+
+def test_cli_lists_the_generators(capsys):
+    from cli.main import main
+
+    assert main(["generators"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == ["launch_config", "gemm_fp32"]
+    assert "[group; strict/tf32]" in out[1]
