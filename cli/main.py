@@ -84,6 +84,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
 
 
+def cmd_generators(args: argparse.Namespace) -> int:
+    from search.registry import describe
+
+    specs = describe()
+    if args.json:
+        print(json.dumps(specs, indent=1))
+    else:
+        for s in specs:
+            print(f"{s['name']:14s} [{'/'.join(s['targets'])}; {'/'.join(s['policies'])}] {s['touches']}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kernelopt", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -117,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--resume", action="store_true",
                    help="keep the finished problems of an earlier run into --out and run only the rest")
     b.set_defaults(func=cmd_bench)
+
+    g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")
+    g.add_argument("--json", action="store_true")
+    g.set_defaults(func=cmd_generators)
 
     # The service's front ends; their modules import web/database packages only when run.
     from cli import admin, serve, submit, worker

@@ -12,6 +12,9 @@ by statement, in program order, into `Step`s:
   `aten.*`, ...). These are **preserved**: `replaceable` is False and they are
   never handed to a candidate generator (SPEC §2 stage 3). They also end
   fusible groups.
+- *cpp*: a C++ kernel of Inductor's CPU backend, `cpp_fused_gelu_0(buf1)`,
+  defined by `async_compile.cpp_pybinding([...types], src)`: non-`const`
+  pointer parameters are written, `const` ones read.
 - *alloc*: `empty_strided_cuda(...)`; it defines a buffer but writes no data.
 - *other*: any statement not understood; recorded rather than crashing.
 
@@ -61,7 +64,7 @@ class Step:
     """
 
     index: int
-    kind: str  # "triton" | "library" | "alloc" | "other"
+    kind: str  # "triton" | "cpp" | "library" | "alloc" | "other"
     target: str  # kernel name, or e.g. "extern_kernels.addmm" / "torch.ops.aten.convolution.default"
     args: list[str] = field(default_factory=list)
     kwargs: dict[str, str] = field(default_factory=dict)
@@ -136,7 +139,7 @@ def decompose(source: str) -> KernelGraph:
         raise ValueError("no call(): expected `class Runner` with `def call(self, args)` or a module-level "
                          "`def call(args)`; is this an Inductor output module?")
     kernels = find_kernels(tree, source.splitlines())
-    builder = _CallWalker(kernels)
+    builder = _CallWalker(kernels, find_cpp_kernels(tree))
     for stmt in flatten_block(call_fn.body):
         builder.statement(stmt)
     graph = KernelGraph(kernels=kernels, steps=builder.steps, buffers=builder.buffers,
@@ -151,8 +154,9 @@ def decompose(source: str) -> KernelGraph:
 class _CallWalker:
     """Turns the statements of `call()` into steps, tracking buffers and aliases."""
 
-    def __init__(self, kernels: dict[str, TritonKernel]) -> None:
+    def __init__(self, kernels: dict[str, TritonKernel], cpp_kernels: dict[str, list[str]] | None = None) -> None:
         self.kernels = kernels
+        self.cpp_kernels = cpp_kernels or {}
         self.steps: list[Step] = []
         self.buffers: dict[str, Buffer] = {}
         self.alias: dict[str, str] = {}  # alias name -> base buffer name
@@ -271,7 +275,22 @@ class _CallWalker:
         if func.startswith(LIBRARY_PREFIXES):
             self._library(call, func, names, stmt)
             return True
+        if func in self.cpp_kernels and not names:
+            self._cpp(call, func, stmt)
+            return True
         return False
+
+    def _cpp(self, call: ast.Call, func: str, stmt: ast.stmt) -> None:
+        types = self.cpp_kernels[func]
+        reads: list[str] = []
+        writes: list[str] = []
+        for i, arg in enumerate(call.args):
+            bufs = self.refs(arg)
+            typ = types[i] if i < len(types) else ""
+            if "*" in typ and not typ.startswith("const"):
+                writes += bufs
+            reads += bufs  # a written pointer may be read too (in place): count it as read
+        self._new_step("cpp", func, stmt, call, reads=_dedup(reads), writes=_dedup(writes))
 
     def _new_step(self, kind: str, target: str, stmt: ast.stmt, call: ast.Call | None = None, **kw) -> Step:
         step = Step(index=len(self.steps), kind=kind, target=target, line=stmt.lineno,
@@ -356,6 +375,17 @@ class _CallWalker:
                 if b not in self.outputs:
                     self.outputs.append(b)
                 self.buffers[b].is_graph_output = True
+
+
+def find_cpp_kernels(tree: ast.Module) -> dict[str, list[str]]:
+    """Module-level `x = async_compile.cpp_pybinding(['const float*', 'float*'], src)`: name -> arg types."""
+    out: dict[str, list[str]] = {}
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and (dotted(node.value.func) or "").endswith("cpp_pybinding")
+                and node.value.args and isinstance(node.value.args[0], (ast.List, ast.Tuple))):
+            out[node.targets[0].id] = [e.value if isinstance(e, ast.Constant) else "" for e in node.value.args[0].elts]
+    return out
 
 
 def _dedup(names: list[str]) -> list[str]:

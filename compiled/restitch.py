@@ -23,11 +23,20 @@ def load_tensors(cg: CapturedGraph) -> dict:
 
 
 def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device: str) -> types.ModuleType:
-    """Inductor's module with `replacements` (kernel name → candidate source) swapped in."""
+    """Inductor's module with `replacements` (kernel or library-group name → candidate source) swapped in."""
     tensors = load_tensors(cg)
-    source = Path(cg.module_path).read_text()
+    source = stitched_source(Path(cg.module_path).read_text(), replacements)
     return runtime.load_output_module(source, cg.module_path, tensors["module_constants"], device,
                                       replacements, kernel_configs=cg.kernel_configs)
+
+
+def stitched_source(source: str, replacements: dict[str, str] | None) -> str:
+    """The output module's source with the replaced library groups' statements rewritten
+    to launch their candidates (compiled.group); unchanged when no group is replaced."""
+    from compiled.group import is_group_name, rewrite_module
+
+    groups = [name for name in (replacements or {}) if is_group_name(name)]
+    return rewrite_module(source, groups) if groups else source
 
 
 def arg_tuples(cg: CapturedGraph) -> list[tuple]:

@@ -81,8 +81,16 @@ def load_output_module(source: str, filename: str, constants: dict, device,
     for kernel_name, kernel_source in (replacements or {}).items():
         if kernel_name not in mod.__dict__:
             raise KeyError(f"the output module has no kernel {kernel_name}")
-        setattr(mod, kernel_name, load_kernel_module(kernel_source, kernel_name))
+        setattr(mod, kernel_name, bind_candidate(load_kernel_module(kernel_source, kernel_name), mod))
     return mod
+
+
+def bind_candidate(kernel_module: types.ModuleType, output_module: types.ModuleType):
+    """What the module launches: `kernel_module.bind(output_module)` where the candidate
+    defines `bind` (a library-group candidate reaching Inductor's own kernels), else
+    the candidate module itself."""
+    bind = getattr(kernel_module, "bind", None)
+    return bind(output_module) if callable(bind) else kernel_module
 
 
 def chosen_kernel_configs(module_globals: dict) -> dict:

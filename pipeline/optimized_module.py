@@ -14,7 +14,7 @@ import torch
 
 from compiled import runtime
 from compiled.graph import CapturedGraph
-from compiled.restitch import arg_tuples, load_tensors
+from compiled.restitch import arg_tuples, load_tensors, stitched_source
 
 TENSORS_NAME = "optimized_module_tensors.pt"
 
@@ -80,7 +80,8 @@ def write_optimized_module(path: Path, cg: CapturedGraph, problem_path: str,
         "# ---- runtime (compiled/runtime.py of KernelOPT) ----\n",
         runtime_src,
         "\n# ---- what was verified ----\n",
-        f"_OUTPUT_MODULE_SOURCE = {Path(cg.module_path).read_text()!r}\n",
+        # library groups replaced: their statements of call() already launch the candidates
+        f"_OUTPUT_MODULE_SOURCE = {stitched_source(Path(cg.module_path).read_text(), replacements)!r}\n",
         f"_REPLACEMENTS = {dict(replacements)!r}\n",
         f"_PROBLEM_SOURCE = {Path(problem_path).read_text()!r}\n",
         f"_PROBLEM_SHA = {source_sha256(problem_path)!r}\n",

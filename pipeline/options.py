@@ -15,7 +15,7 @@ class JobOptions:
     dtype: str = "fp32"  # fp32 | bf16 | fp16
     precision: str = "strict"  # strict | tf32 (SPEC §3, Gate 3)
     time_budget_s: float = 900.0  # whole job, compile included
-    generators: list[str] = field(default_factory=lambda: ["launch_config"])
+    generators: list[str] = field(default_factory=lambda: ["launch_config", "gemm_fp32"])  # search.registry
     gamma: float = 1.03  # Gate 4: required end-to-end speedup
     rho_max: float = 10.0
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3])  # Gate 2/3 input seeds

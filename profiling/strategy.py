@@ -88,11 +88,46 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
     return sorted(decisions, key=lambda d: -d.share)
 
 
+def plan_groups(groups: list, profile: BaselineProfile, gamma: float) -> list[TargetDecision]:
+    """One decision per library group (compiled.group.LibraryGroup), largest share first.
+
+    The profile names the vendor library's own CUDA kernels, not the calls that
+    launched them, so a group's share is bounded from above: its Triton kernels'
+    shares plus every library call's (its template kernel's, for a Triton GEMM
+    template). An upper bound never skips a group that could clear gamma; the
+    search then measures the group's own time (Gate 2's timing) against the
+    model's, and Gate 4 decides.
+    """
+    threshold = min_share(gamma, profile.noise_pct)
+    need = gamma * (1 + profile.noise_pct / 100)
+    out = []
+    for g in groups:
+        triton = sum(profile.share_of(k) for k in g.kernels)
+        share = min(1.0, triton + (profile.library_share if g.anchor_kind == "library" else 0.0))
+        kind = f"group:{g.op}"
+        if g.reason:
+            d = TargetDecision(g.name, kind, share, False, f"library group not re-stitchable: {g.reason}")
+        elif share < threshold:
+            d = TargetDecision(g.name, kind, share, False, f"too small to clear gamma={gamma}: at most {share:.1%} "
+                               f"of GPU time, Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
+        else:
+            d = TargetDecision(g.name, kind, share, True, f"library group {g.op} + {len(g.kernels) - 1} epilogue "
+                               f"kernel(s): at most {share:.1%} of GPU time")
+        out.append(d)
+    return sorted(out, key=lambda d: -d.share)
+
+
 def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], gamma: float) -> str | None:
-    """The job-level reason not to search at all, as "<code>: <explanation>", or None."""
+    """The job-level reason not to search at all, as "<code>: <explanation>", or None.
+
+    A searched library group (plan_groups) means the library calls are a target:
+    then `library-dominated` is no reason to stop.
+    """
     if not decisions:
         return "no-triton-kernels: the compiled model is library calls only"
-    if profile.triton_share < min_share(gamma, profile.noise_pct) and profile.library_share > 0.5:
+    groups_searched = any(d.searched and d.kind.startswith("group:") for d in decisions)
+    if profile.triton_share < min_share(gamma, profile.noise_pct) and profile.library_share > 0.5 \
+            and not groups_searched:
         return (f"library-dominated: {profile.library_share:.1%} of GPU time in vendor libraries, "
                 f"Triton kernels {profile.triton_share:.1%}")
     if not any(d.searched for d in decisions):

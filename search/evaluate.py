@@ -43,6 +43,12 @@ class _KernelState:
     stream: Any = None
     baseline_ms: float | None = None
     device: str = "cuda"
+    module: Any = None  # the output module the target was recorded in (group candidates bind to it)
+
+    def load(self, source: str, name: str):
+        from compiled import runtime
+
+        return runtime.bind_candidate(runtime.load_kernel_module(source, name), self.module)
 
     @property
     def offloaded(self) -> bool:
@@ -87,7 +93,9 @@ def _state(c: EvalContext) -> _KernelState:
 
         _STATE.clear()  # one target at a time: free the previous kernel's tensors first
         ctx = ModelContext(c.problem_path, c.workdir, c.dtype, c.device)
-        mod = ctx.module()
+        # a library group runs as one launch: its reference (Inductor's own statements,
+        # library call included) is installed in the module and recorded like a kernel
+        mod = ctx.module({c.target.name: c.target.source} if c.target.is_group else None)
         free = _free_device_bytes(c.device)
         ios: list = []
         offload = False
@@ -101,7 +109,8 @@ def _state(c: EvalContext) -> _KernelState:
                 offload = True  # decided on the first seed: every seed has the same shapes
             ios.append(io.to("cpu", pin=True) if offload else io)
             del records, io
-        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device), device=c.device)
+        _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device), device=c.device,
+                                   module=mod)
     return _STATE[key]
 
 
@@ -115,7 +124,6 @@ def _raw_stream(device: str):
 
 def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gate 1 and Gate 2 for every candidate, then time the survivors."""
-    from compiled import runtime
     from compiled.kernel_io import clone_arg
     from profiling.timing import bench_interleaved
     from verify.gate1_static import check_static
@@ -125,17 +133,17 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     attempts: list[Attempt] = []
     passing: dict[str, Any] = {}
     for cand in batch.candidates:
-        g1 = check_static(cand.source, state.io(0))
+        g1 = check_static(cand.source, state.io(0), cand.target, loader=state.load)
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
         g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names,
-                          device=state.device if state.offloaded else None)
+                          name=cand.target, loader=state.load, device=state.device if state.offloaded else None)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue
         attempts.append(Attempt(cand, True, "timed", "passed gates 1-2", metrics=g2.metrics))
-        passing[cand.id] = runtime.load_kernel_module(cand.source, cand.target)
+        passing[cand.id] = state.load(cand.source, cand.target)
 
     if passing:
         args = [clone_arg(a) for a in state.io(0).before]

@@ -3,7 +3,9 @@
 A generator proposes candidates for one target kernel: standalone Triton
 kernel modules with the same launch interface as Inductor's kernel
 (`run(*args, stream=None)`, pointer arguments then numels, same outputs and
-strides). It never decides what is correct or fast: every candidate from every
+strides), or for one library group (`KernelTarget.group`, compiled.group): a
+module whose `run(*params, stream=None)` (optionally through
+`bind(output_module)`) computes the group's outputs from its external buffers. It never decides what is correct or fast: every candidate from every
 generator goes through the same gates. LLM agents plug in as another
 generator (they read `history` for feedback and the profile for guidance).
 """
@@ -28,6 +30,15 @@ class KernelTarget:
     baseline_config: dict = field(default_factory=dict)  # {"kwargs":..., "num_warps":..., "num_stages":...}
     aten_ops: list[str] = field(default_factory=list)
     profile: dict = field(default_factory=dict)  # time share, registers, ncu metrics when present
+    # A library group (compiled.group.LibraryGroup.to_dict()): the target is then the
+    # group `name`, launched as `run(*params)` with `arg_names` giving each param's role;
+    # `source` is the group's reference module (Inductor's own statements).
+    group: dict = field(default_factory=dict)
+    precision: str = "strict"  # the job's precision policy: what a generator may propose
+
+    @property
+    def is_group(self) -> bool:
+        return bool(self.group)
 
 
 @dataclass

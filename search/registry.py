@@ -1,16 +1,58 @@
-"""Candidate generators by name: the job's `generators` option picks from here."""
+"""Candidate generators by name: the job's `generators` option picks from here.
+
+One table, `GENERATORS`, says what each generator touches and under which
+precision policies it may propose: the search asks `applicable(target)` of
+every generator the job names (nothing else routes targets to generators), and
+`kernelopt generators` prints this table.
+"""
 from __future__ import annotations
+
+import importlib
+from dataclasses import asdict, dataclass
 
 from search.generator import CandidateGenerator
 
 
-def make_generator(name: str) -> CandidateGenerator:
-    if name == "launch_config":
-        from search.launch_config import LaunchConfigGenerator
+@dataclass(frozen=True)
+class GeneratorSpec:
+    name: str
+    factory: str  # "module:Class"
+    targets: tuple[str, ...]  # "kernel" (one Triton kernel) and/or "group" (a library group, compiled.group)
+    touches: str  # one line: what it may replace
+    policies: tuple[str, ...]  # precision policies under which it proposes candidates
+    default: bool = True  # in the job's default generator list
 
-        return LaunchConfigGenerator()
-    raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
+    GeneratorSpec("launch_config", "search.launch_config:LaunchConfigGenerator", ("kernel",),
+                  "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
+                  "stages), the jit function unchanged", ("strict", "tf32")),
+    GeneratorSpec("gemm_fp32", "search.gemm_group:GemmFp32Generator", ("group",),
+                  "library groups extern_kernels.mm/addmm/bmm/baddbmm + epilogue: fp32-accurate tensor-core GEMM "
+                  "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
+                  "plain TF32 too under 'tf32'", ("strict", "tf32")),
+)}
+
+
+def make_generator(name: str) -> CandidateGenerator:
+    spec = GENERATORS.get(name)
+    if spec is None:
+        raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
+    module, cls = spec.factory.split(":")
+    return getattr(importlib.import_module(module), cls)()
 
 
 def available() -> list[str]:
-    return ["launch_config"]
+    return list(GENERATORS)
+
+
+def default_generators() -> list[str]:
+    return [s.name for s in GENERATORS.values() if s.default]
+
+
+def describe() -> list[dict]:
+    """One entry per generator: name, targets, what it touches, policies."""
+    return [s.to_dict() for s in GENERATORS.values()]

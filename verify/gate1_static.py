@@ -17,10 +17,14 @@ from verify.result import GateResult
 GATE = "gate1"
 
 
-def check_static(candidate_source: str, io: KernelIO, name: str = "candidate") -> GateResult:
-    """Import the candidate and launch it once on copies of `io.before`."""
+def check_static(candidate_source: str, io: KernelIO, name: str = "candidate", loader=None) -> GateResult:
+    """Import the candidate and launch it once on copies of `io.before`.
+
+    `loader(source, name)`: how to load it (default `load_candidate`; a library-group
+    candidate is bound to its output module, `compiled.runtime.bind_candidate`).
+    """
     try:
-        mod = load_candidate(candidate_source, name)
+        mod = (loader or load_candidate)(candidate_source, name)
     except (Exception, SystemExit) as exc:
         return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc),
                                stage="import")
@@ -29,7 +33,7 @@ def check_static(candidate_source: str, io: KernelIO, name: str = "candidate") -
         launch(mod, args, io.launch_kwargs)
     except (Exception, SystemExit) as exc:
         # Triton compiles at the first launch: compile errors land here too.
-        return GateResult.fail(GATE, "the dry-run launch failed: " + describe_exception(exc, mod.__file__),
+        return GateResult.fail(GATE, "the dry-run launch failed: " + describe_exception(exc, getattr(mod, "__file__", None)),
                                stage="launch")
     return GateResult.ok(GATE, "compiled and completed one launch", stage="done")
 

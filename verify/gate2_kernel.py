@@ -107,9 +107,12 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
 
 def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
                  rtol: float = 1e-3, atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None,
-                 name: str = "candidate", device: Optional[str] = None) -> GateResult:
+                 name: str = "candidate", loader: Optional[Callable[[str, str], Any]] = None,
+                 device: Optional[str] = None) -> GateResult:
     """All seeds must pass; the first failing seed and its reason are reported.
 
+    `loader(source, name)`: how to load the candidate (default `load_candidate`;
+    library groups bind theirs to the output module).
     `device`: the recorded launches live in host memory (the device could not
     hold every seed) and each is copied there for its turn, one at a time.
 
@@ -120,7 +123,7 @@ def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = No
     if not ios:
         return GateResult.fail(GATE, "no recorded launches to verify against", seeds=0)
     try:
-        mod = load_candidate(candidate_source, name)
+        mod = (loader or load_candidate)(candidate_source, name)
     except (Exception, SystemExit) as exc:
         return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc))
     worst: dict[str, float] = {}

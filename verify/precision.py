@@ -41,6 +41,49 @@ _LOW_DTYPES = {"float16", "bfloat16", "half", "float8e4nv", "float8e5", "float8e
                "float8e5b16", "float8_e4m3fn", "float8_e5m2"}
 _DTYPE_MODULES = {"tl", "triton.language", "language", "torch"}
 _TF32_PRECISIONS = {"tf32", "tf32x3", "bf16x3", "bf16x6"}
+#: Emulated fp32 a candidate may declare (`KERNELOPT_PRECISION = "presplit"`, module level):
+#: products on tensor cores, operands split so the result is fp32-accurate. Under `strict`
+#: such a candidate is admitted by the float64 ρ test only (never by allclose alone).
+FP32_EMULATIONS = {"auto", "presplit", "tf32x3", "3xtf32", "bf16x6", "split3"}
+_FULL_FP32 = {"ieee", "fp32"}
+
+
+def declared_precision(source: str) -> str | None:
+    """The candidate's own statement of its arithmetic: module-level `KERNELOPT_PRECISION`."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "KERNELOPT_PRECISION"
+                                                 for t in node.targets)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)):
+            return node.value.value
+    return None
+
+
+def strict_verdict(replacements: dict[str, str], baseline_source: str) -> tuple[str | None, dict[str, str]]:
+    """Gate 3 under `strict` (SPEC §3): (why the combination is rejected, or None;
+    {replacement: declared fp32 emulation} that must pass the float64 ρ test).
+
+    A replacement that declares a reduced precision, or whose code computes in one
+    (markers beyond the baseline's) without declaring an fp32 emulation, is rejected
+    whatever its error.
+    """
+    emulated: dict[str, str] = {}
+    for name, source in replacements.items():
+        declared = declared_precision(source)
+        if declared in FP32_EMULATIONS:
+            emulated[name] = declared
+            continue
+        if declared is not None and declared not in _FULL_FP32:
+            return (f"{name} computes in reduced precision (declared {declared!r}): rejected under the "
+                    "strict policy whatever its error"), emulated
+        new = introduced_markers(source, baseline_source)
+        if new:
+            return (f"{name} computes in reduced precision ({new[0]}): rejected under the strict policy "
+                    "whatever its error"), emulated
+    return None, emulated
 
 
 def _dotted(node: ast.AST) -> str:
@@ -147,6 +190,9 @@ def _markers_ast(tree: ast.AST) -> list[Marker]:
             for t in node.targets:
                 name = _dotted(t)
                 vals = _values(node.value, consts) or set()
+                if name == "KERNELOPT_PRECISION" and vals and not {str(v) for v in vals} & (FP32_EMULATIONS | _FULL_FP32):
+                    out.append(Marker("math_mode", line, f"declared precision {sorted(map(str, vals))[0]!r} "
+                                      "(not fp32-accurate)"))
                 if name.endswith("allow_tf32") and True in vals:
                     out.append(Marker("math_mode", line, f"{name} = True"))
                 elif name.endswith("fp32_precision") and {str(v).lower() for v in vals} & _TF32_PRECISIONS:

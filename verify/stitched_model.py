@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from compiled import runtime
 from compiled.restitch import ModelContext
 from profiling.timing import bench_interleaved, Timing
 from verify.gate3_model import check_model
+from verify.precision import PrecisionPolicy, strict_verdict
 from verify.result import GateResult
 
 
@@ -34,6 +36,11 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
     import torch
 
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
+    emulated: dict[str, str] = {}
+    if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:
+        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text())
+        if reason:
+            return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
     mod = ctx.module(req.replacements)
     model = ctx.model
     worst: GateResult | None = None
@@ -53,8 +60,10 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
                 return _leaves(model64(*[x.to(torch.float64) if isinstance(x, torch.Tensor)
                                          and x.is_floating_point() else x for x in inputs]))
 
-        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max)
+        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated))
         result.metrics["seed"] = seed
+        if emulated:
+            result.metrics["emulation"] = dict(emulated)
         if result.metrics.get("rho") is not None:
             rhos.append(result.metrics["rho"])
         if not result.passed:

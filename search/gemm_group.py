@@ -1,0 +1,187 @@
+"""fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
+
+Target: a library group (compiled.group) anchored on `extern_kernels.mm /
+addmm / bmm / baddbmm`. A candidate is the group's own statements with the
+library call swapped for an fp32-accurate tensor-core construction of
+search/gemm_emulated.py (embedded verbatim, so the candidate and the
+`optimized_module.py` artifact need no KernelOPT); the epilogue kernels that
+follow run unchanged, Inductor's own, bound from the output module. addmm's
+and baddbmm's bias (and alpha, beta) are fused into the GEMM's epilogue.
+
+Construction per shape, as benchmarks/results/2026-12-01-h200-gemm-fp32
+recommends (`choose_method`, decided at run time on the real operands):
+
+- ``presplit`` (Triton, operands split once into K-major hi/lo, three TF32
+  products per K-tile): compute-bound shapes, 1.43-1.92x cuBLAS fp32, ρ 0.16-0.21;
+- ``bf16x6`` (Triton, split-K): large K with few output tiles, 1.30x, ρ 0.29;
+- ``split3`` (cuBLAS TF32 on [A_lo|A_hi|A_hi]·[B_hi;B_lo;B_hi] per K-chunk of 256):
+  small K (output-bound), 1.90x, ρ 0.85; also wherever the Triton kernel cannot
+  run (not Hopper, dimensions not multiples of 4, a CPU without the interpreter).
+
+Other constructions are proposed after the automatic one, to let the search's
+timing decide. Under the `tf32` policy the generator also proposes plain TF32
+(cuBLAS with TF32 math for that call only), which Gate 3 admits under `tf32`
+only: every candidate declares its arithmetic in `KERNELOPT_PRECISION`, and
+under `strict` a declared reduced precision is rejected while a declared fp32
+emulation must pass the float64 ρ test (verify.precision.strict_verdict).
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Optional
+
+from compiled.group import GEMM_OPS, LibraryGroup, group_module_source
+from search.generator import Attempt, Candidate, KernelTarget
+
+NAME = "gemm_fp32"
+#: construction -> one line for reports (measured: the results README)
+CONSTRUCTIONS = {
+    "auto": "per shape at run time: presplit (compute-bound), bf16x6 split-K (large K, few tiles), "
+            "split3 (small K, or no Triton kernel)",
+    "presplit": "Triton 3xTF32 on operands split once into K-major hi/lo (TMA, per-K-tile sums); "
+                "H200: 1.43-1.92x cuBLAS fp32, rho 0.16-0.21",
+    "bf16x6": "Triton bf16x6 (3 bf16 parts, 6 products), split-K for large K; H200: 1.30x at K=524288, rho 0.29",
+    "split3": "cuBLAS 3xTF32, one GEMM on [A_lo|A_hi|A_hi]·[B_hi;B_lo;B_hi] per K-chunk of 256, chunks added "
+              "in fp32; H200: 1.90x at K=64, rho 0.85",
+    "tf32": "plain TF32 on cuBLAS (NOT fp32-accurate: 'tf32' policy only)",
+}
+FP32_CONSTRUCTIONS = ("auto", "presplit", "bf16x6", "split3")
+
+_EMU_CLASS = '''
+
+def choose_method(nb, m, n, k, a3, b3):
+    """The construction for one GEMM (benchmarks/results/2026-12-01-h200-gemm-fp32)."""
+    on_triton = (a3.is_cuda and not _interpreting()) or (_interpreting() and not a3.is_cuda)
+    if not on_triton or triton_supported(a3, b3) is not None:
+        return "split3"
+    if k <= 256:
+        return "split3"  # output-bound: one pass over the output beats a Triton tile loop
+    tiles = nb * -(-m // 128) * -(-n // 128)
+    if tiles < _num_sms(a3.device) // 2 and k >= 16 * 64:
+        return "bf16x6"  # few output tiles, long K: split-K
+    return "presplit"
+
+
+class _Emu:
+    """extern_kernels.mm/addmm/bmm/baddbmm, computed by the construction METHOD."""
+
+    def __init__(self, method):
+        self.method = method
+        self.last_method = None
+
+    def _gemm(self, bias3, a3, b3, alpha, beta, out):
+        nb, m, k = a3.shape
+        n = b3.shape[2]
+        method = self.method if self.method != "auto" else choose_method(nb, m, n, k, a3, b3)
+        if method in ("presplit", "bf16x6") and (triton_supported(a3, b3) is not None
+                                                 or (not a3.is_cuda and not _interpreting())):
+            method = "split3"
+        self.last_method = method
+        if method == "tf32":
+            with tf32_matmul_scope(True):
+                r = torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha) if bias3 is not None else torch.bmm(a3, b3)
+        elif method == "split3":
+            r = _split3_core(a3, b3, bias3, beta, alpha, "rn", "auto")
+        else:
+            r = _triton_core(a3, b3, bias3, beta, alpha, method, None, True, None)
+        if out is None:
+            return r
+        out.copy_(r.view(out.shape))
+        return out
+
+    def mm(self, a, b, out=None):
+        r = self._gemm(None, a.unsqueeze(0), b.unsqueeze(0), 1.0, 1.0, out)
+        return r if out is not None else r[0]
+
+    def addmm(self, bias, a, b, alpha=1, beta=1, out=None):
+        bias3 = bias.expand(a.shape[0], b.shape[1]).unsqueeze(0)
+        r = self._gemm(bias3, a.unsqueeze(0), b.unsqueeze(0), float(alpha), float(beta), out)
+        return r if out is not None else r[0]
+
+    def bmm(self, a, b, out=None):
+        return self._gemm(None, a, b, 1.0, 1.0, out)
+
+    def baddbmm(self, bias, a, b, alpha=1, beta=1, out=None):
+        bias3 = bias.expand(a.shape[0], a.shape[1], b.shape[2])
+        return self._gemm(bias3, a, b, float(alpha), float(beta), out)
+'''
+
+
+def _gemm_library_source() -> str:
+    from search import gemm_emulated
+
+    return inspect.getsource(gemm_emulated).replace("from __future__ import annotations\n", "")
+
+
+def _anchor_call(group: LibraryGroup) -> Optional[ast.Call]:
+    if not (0 <= group.anchor_in_body < len(group.body)):
+        return None
+    stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
+    call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+    return call if isinstance(call, ast.Call) else None
+
+
+def emulated_body(group: LibraryGroup) -> list[str]:
+    """The group's statements with its library GEMM launched on `_EMU` instead."""
+    stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
+    call = stmt.value
+    call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr=group.op, ctx=ast.Load())
+    body = list(group.body)
+    body[group.anchor_in_body] = ast.unparse(stmt)
+    return body
+
+
+def candidate_source(group: LibraryGroup, method: str) -> str:
+    header = (f"KernelOPT {NAME} candidate for {group.name}: {group.op} by {method} "
+              f"({CONSTRUCTIONS[method]}), then the group's epilogue "
+              f"({', '.join(group.epilogue) or 'none'}) unchanged.")
+    declared = "tf32" if method == "tf32" else method
+    preamble = (_gemm_library_source() + _EMU_CLASS +
+                f"\n\nKERNELOPT_PRECISION = {declared!r}\n_EMU = _Emu({method!r})\n")
+    return group_module_source(group, emulated_body(group), header=header, preamble=preamble,
+                               extra_globals='{"_EMU": _EMU}')
+
+
+class GemmFp32Generator:
+    """fp32-accurate tensor-core GEMM (+ the group's epilogue) for mm/addmm/bmm/baddbmm library groups."""
+
+    name = NAME
+    #: what the registry lists (one source of truth: registry.GENERATORS reads it)
+    applies_to = "library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm (fp32), with their epilogue"
+    policies = ("strict", "tf32")
+
+    def applicable(self, target: KernelTarget) -> Optional[str]:
+        if not target.is_group:
+            return "gemm_fp32 replaces library groups (a GEMM and its epilogue), not single Triton kernels"
+        group = LibraryGroup.from_dict(target.group)
+        if group.op not in GEMM_OPS:
+            return f"gemm_fp32 handles {'/'.join(GEMM_OPS)} groups, not {group.op}"
+        if group.anchor_kind != "library":
+            return "the GEMM is a Triton template Inductor chose; gemm_fp32 replaces library calls"
+        if group.reason:
+            return f"the group cannot be re-stitched: {group.reason}"
+        call = _anchor_call(group)
+        if call is None or not (ast.unparse(call.func)).startswith("extern_kernels."):
+            return "the group's GEMM is not an extern_kernels call"
+        return None
+
+    def methods(self, target: KernelTarget) -> list[str]:
+        fp32 = list(FP32_CONSTRUCTIONS)
+        return (["tf32"] + fp32) if target.precision == "tf32" else fp32
+
+    def propose(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt],
+                budget: int) -> list[Candidate]:
+        group = LibraryGroup.from_dict(target.group)
+        tried = {a.candidate.params.get("method") for a in history}
+        tried |= {c.params.get("method") for c in getattr(history, "pending", [])}
+        out = []
+        for method in self.methods(target):
+            if method in tried or len(out) >= budget:
+                continue
+            out.append(Candidate(
+                target=target.name, source=candidate_source(group, method), generator=self.name,
+                description=f"{group.op} by {method}: {CONSTRUCTIONS[method]}; epilogue unchanged",
+                params={"method": method, "precision": "tf32" if method == "tf32" else "fp32-emulated",
+                        "construction": CONSTRUCTIONS[method]}))
+        return out

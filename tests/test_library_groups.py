@@ -1,0 +1,157 @@
+"""Library groups (issue 8): a GEMM/convolution and its epilogue, detected, re-stitched and gated as one.
+
+GPU captures (tests/testdata/captured, H200): Inductor's max-autotune chose Triton GEMM and
+convolution *templates* there, so those anchor the groups; CPU captures
+(tests/testdata/captured_cpu, Inductor's CPU backend) keep `extern_kernels.addmm/bmm`
+library calls with C++ epilogue kernels, and run here: re-stitch bit-exactness, Gates 1-3.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+import torch
+
+from compiled.decompose import decompose
+from compiled.group import library_groups, reference_source, rewrite_module
+from compiled.restitch import ModelContext, stitched_source
+from pipeline.model_job import _group_target
+from profiling.baseline import BaselineProfile, KernelShare
+from profiling.strategy import fallback_cause, plan_groups
+from search.evaluate import EvalBatch, EvalContext, evaluate_batch
+from search.gemm_group import GemmFp32Generator, candidate_source
+from search.registry import GENERATORS, describe, make_generator
+from verify.precision import declared_precision, reduced_precision_markers
+from verify.stitched_model import StitchedRequest, gate3_stitched
+
+DATA = Path(__file__).parent / "testdata"
+GPU = DATA / "captured"
+CPU = DATA / "captured_cpu"
+
+
+def _groups(path: Path):
+    return library_groups((path / "baseline_module.py").read_text())
+
+
+def test_groups_on_gpu_captures():
+    (lg,) = _groups(GPU / "linear_gelu")
+    assert (lg.op, lg.anchor_kind, lg.kernels) == ("addmm", "template", ["triton_tem_fused_addmm_gelu_t_0"])
+    assert lg.replaceable and lg.arg_names == ["in_ptr0", "in_ptr1", "in_ptr2", "out_ptr0"]
+
+    (conv,) = _groups(GPU / "conv_bn_relu")
+    assert conv.op == "convolution" and conv.kernels[0] == "triton_tem_fused_convolution_2"
+    assert len(conv.epilogue) == 3  # batch-norm statistics, their update, normalize + relu
+    assert conv.outputs == ["arg4_1", "arg5_1", "buf9"]  # running stats (mutated inputs) and the result
+    assert set(conv.dropped) == {"buf2", "buf3", "buf4", "buf5", "buf6", "buf7"}
+    roles = dict(zip(conv.params, conv.arg_names))
+    assert roles["arg4_1"].startswith("in_out_ptr") and roles["buf9"].startswith("out_ptr")
+    assert roles["buf0"].startswith("in_ptr")
+
+    att = _groups(GPU / "attention_small")
+    assert [g.op for g in att] == ["addmm", "bmm", "bmm", "addmm"]
+    assert att[1].kernels == ["triton_tem_fused_bmm_split_transpose_view_1",
+                              "triton_per_fused__softmax_amax_div_mul_sub_2"]  # softmax in place: epilogue
+    assert all(g.replaceable for g in att)
+
+
+def test_groups_on_cpu_captures_are_library_calls_with_epilogues():
+    (g,) = _groups(CPU / "linear_relu_small")
+    assert (g.op, g.anchor_kind, g.kernels) == ("addmm", "library", ["extern_kernels.addmm", "cpp_fused_mul_relu_0"])
+    att = _groups(CPU / "attention_small")
+    assert [(x.op, x.anchor_target) for x in att] == [("addmm", "extern_kernels.addmm"), ("bmm", "extern_kernels.bmm"),
+                                                      ("addmm", "extern_kernels.addmm")]
+    assert len(att[1].epilogue) == 2 and "buf1" in att[1].dropped  # the scores never leave the group
+
+
+@pytest.mark.parametrize("path", sorted(GPU.iterdir()) + sorted(CPU.iterdir()), ids=lambda p: p.name)
+def test_restitch_with_nothing_replaced_is_the_module_itself(path):
+    src = (path / "baseline_module.py").read_text()
+    assert rewrite_module(src, []) == src
+    assert stitched_source(src, {"triton_any_kernel": "def run(*a, stream=None): pass"}) == src
+    names = [g.name for g in library_groups(src) if g.replaceable]
+    if names:  # every group replaced: a valid module launching the groups, no dropped buffer left
+        new = rewrite_module(src, names)
+        steps = [s.args[0] for s in decompose(new).steps if s.kind == "other"]
+        assert all(any(a.startswith(f"{n}.run(") for a in steps) for n in names)
+        dropped = {b for g in library_groups(src) for b in g.dropped}
+        call = [n for n in ast.walk(ast.parse(new)) if isinstance(n, ast.FunctionDef) and n.name == "call"][0]
+        assert not dropped & {n.id for n in ast.walk(call) if isinstance(n, ast.Name)}
+
+
+@pytest.mark.parametrize("name", ["linear_relu_small", "attention_small"])
+def test_group_restitch_with_inductors_own_statements_is_bit_exact(name):
+    ctx = ModelContext(str(DATA / "problems" / f"{name}.py"), str(CPU / name), device="cpu")
+    groups = [g for g in _groups(CPU / name) if g.replaceable]
+    inputs = ctx.inputs(3)
+    base = ctx.run(ctx.module(), inputs)
+    out = ctx.run(ctx.module({g.name: reference_source(g) for g in groups}), inputs)
+    assert all(torch.equal(a, b) for a, b in zip(base, out))
+
+
+def _small_group_target(precision="strict"):
+    (g,) = _groups(CPU / "linear_relu_small")
+    return g, _group_target(g, 1.0, precision)
+
+
+def test_gemm_group_candidates_pass_gates_1_2_on_the_interpreter():
+    g, target = _small_group_target()
+    gen = make_generator("gemm_fp32")
+    assert gen.applicable(target) is None
+    cands = [c for c in gen.propose(target, [], [], 8) if c.params["method"] in ("auto", "presplit")]
+    assert len(cands) == 2
+    ctx = EvalContext(str(DATA / "problems" / "linear_relu_small.py"), str(CPU / "linear_relu_small"), target,
+                      [1, 2, 3], device="cpu")
+    attempts = evaluate_batch(EvalBatch(ctx, cands))
+    for a in attempts:
+        assert a.passed, (a.candidate.params, a.feedback)
+        assert a.metrics["seeds"] == 3 and a.metrics["max_abs_err_arg3"] < 1e-5
+
+
+def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_test():
+    g, target = _small_group_target("tf32")
+    (tf32,) = [c for c in GemmFp32Generator().propose(target, [], [], 8) if c.params["method"] == "tf32"]
+    assert declared_precision(tf32.source) == "tf32"
+    assert any("declared precision 'tf32'" in m for m in reduced_precision_markers(tf32.source))
+    req = dict(problem_path=str(DATA / "problems" / "linear_relu_small.py"), workdir=str(CPU / "linear_relu_small"),
+               device="cpu", seeds=[101])
+    strict = gate3_stitched(StitchedRequest(replacements={g.name: tf32.source}, precision="strict", **req))
+    # on a CPU the "TF32" GEMM is plain fp32 (allclose would pass): rejected for what it is, not for its error
+    assert not strict.passed and strict.metrics["branch"] == "reduced-precision"
+    assert gate3_stitched(StitchedRequest(replacements={g.name: tf32.source}, precision="tf32", **req)).passed
+    emulated = gate3_stitched(StitchedRequest(replacements={g.name: candidate_source(g, "presplit")},
+                                              precision="strict", **req))
+    assert emulated.passed and emulated.metrics["branch"] == "rho" and emulated.metrics["rho"] <= 10
+    assert emulated.metrics["emulation"] == {g.name: "presplit"}
+
+
+def test_registry_lists_generators_with_what_they_touch():
+    names = [d["name"] for d in describe()]
+    assert names == ["launch_config", "gemm_fp32"]
+    spec = GENERATORS["gemm_fp32"]
+    assert spec.targets == ("group",) and spec.policies == ("strict", "tf32") and "addmm" in spec.touches
+    g, target = _small_group_target()
+    assert "tf32" not in [c.params["method"] for c in GemmFp32Generator().propose(target, [], [], 8)]
+    assert make_generator("launch_config").applicable(target) is not None  # kernels only
+    (tem,) = _groups(GPU / "linear_gelu")
+    assert "template" in GemmFp32Generator().applicable(_group_target(tem, 1.0, "strict"))
+
+
+def test_library_dominated_is_no_dead_end_when_a_group_can_be_searched():
+    (g,) = _groups(CPU / "linear_relu_small")
+    prof = BaselineProfile(end_to_end_ms=1.0, noise_pct=0.5, timing_method="t", gpu_total_ms=1.0,
+                           kernels=[KernelShare("sm90_gemm", "library", 0.97, 0.97),
+                                    KernelShare("cpp_fused_mul_relu_0", "triton", 0.03, 0.03)],
+                           library_share=0.97, triton_share=0.03)
+    (d,) = plan_groups([g], prof, 1.03)
+    assert d.searched and d.share == pytest.approx(1.0)
+    assert fallback_cause(prof, [d], 1.03) is None
+    d.searched = False
+    assert fallback_cause(prof, [d], 1.03).startswith("library-dominated")
+
+
+def test_cli_lists_the_generators(capsys):
+    from cli.main import main
+
+    assert main(["generators"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out] == ["launch_config", "gemm_fp32"]
+    assert "[group; strict/tf32]" in out[1]
