@@ -285,7 +285,12 @@ def _name(fn: Callable) -> str:
 # Sessions still open at interpreter exit are closed first, so no child outlives
 # its parent waiting for a call that never comes.
 _open_sessions: "weakref.WeakSet[ChildSession]" = weakref.WeakSet()
-atexit.register(lambda: [s.close() for s in list(_open_sessions)])
+def _close_open_sessions() -> None:
+    for session in list(_open_sessions):
+        session.close()
+
+
+atexit.register(_close_open_sessions)
 
 
 class ChildSession:

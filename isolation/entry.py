@@ -26,6 +26,7 @@ def apply_rlimits(limits: dict[str, int]) -> None:
 
 
 def _reply(fn, arg) -> bytes:
+    reply: tuple
     try:
         reply = ("ok", fn(arg))
     except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
