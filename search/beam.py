@@ -211,7 +211,9 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
             stopped = "should_stop"
             break
 
-        results = evaluator.evaluate(batch)
+        to_gates = [c for c in batch if not c.rejected]
+        gated = iter(evaluator.evaluate(to_gates) if to_gates else [])
+        results = [Attempt(c, False, "extract", c.rejected) if c.rejected else next(gated) for c in batch]
         for a in results:
             attempts.append(a)
             params_by_id[a.candidate.id] = dict(a.candidate.params or {})

@@ -50,6 +50,10 @@ class Candidate:
     params: dict[str, Any] = field(default_factory=dict)
     parent: Optional[str] = None  # id of the candidate it was derived from
     chain: int = 0  # search chain (for DiverseSelect)
+    # Set by a generator that already knows this is no candidate (an LLM reply without
+    # exactly one code block): the search records it as a failed attempt at gate
+    # "extract" with this reason, and never sends it to the gates.
+    rejected: Optional[str] = None
 
     @property
     def id(self) -> str:
