@@ -28,7 +28,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from pipeline.options import JobOptions
 
     try:
-        options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget)
+        extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
+            if args.generators is not None else {}
+        options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget, **extra)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     problem = args.problem
@@ -108,6 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--precision", default="strict", choices=["strict", "tf32"])
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
     o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
+    o.add_argument("--generators", help="comma-separated candidate generators (`kernelopt generators` lists them; "
+                   "default launch_config,gemm_fp32); `llm` needs KERNELOPT_LLM_MODEL and an endpoint")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")
     o.set_defaults(func=cmd_optimize)
 

@@ -22,7 +22,7 @@ from pipeline.report import write_kernel_diff
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from search.generator import Attempt, KernelTarget
-from search.kernel_file_config import KernelFileConfigGenerator
+from search.registry import make_kernel_file_generator
 from verify.gate3_model import check_model
 from verify.gate4_perf import check_performance
 from verify.precision import reduced_precision_markers
@@ -144,31 +144,47 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     source = Path(ctx.problem_path).read_text()
     shutil.copyfile(ctx.problem_path, ctx.workdir / "baseline_module.py")
     shutil.copyfile(ctx.problem_path, ctx.workdir / "optimized_module.py")
-    target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[])
-    generator = KernelFileConfigGenerator()
-    reason = generator.applicable(target)
-    if reason:
-        return JobResult("fallback", f"no-candidates: {reason}", speedup=1.0)
-    with ctx.stage("search", "launch-configuration search over the kernel file"):
+    target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
+                          precision=opts.precision)
+    generators, reasons = [], []
+    for name in opts.generators:
+        gen = make_kernel_file_generator(name)
+        reason = "it does not apply to kernel files" if gen is None else gen.applicable(target)
+        if reason:
+            reasons.append(f"{name}: {reason}")
+            continue
+        if hasattr(gen, "attach"):  # an LLM generator: transcripts.jsonl in the work directory
+            gen.attach(ctx.workdir, ctx.should_cancel)
+        generators.append(gen)
+    if not generators:
+        return JobResult("fallback", f"no-candidates: {'; '.join(reasons)}", speedup=1.0)
+    names = ", ".join(g.name for g in generators)
+    with ctx.stage("search", f"search over the kernel file ({names})"):
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
                                                device), batch_fn=evaluate_kernel_file_batch, env=env or {},
                                    scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(900.0, ctx.remaining_s())))
         config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
-                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel, chains=1)
+                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
+                              chains=len(generators))
 
         def on_attempt(a: Attempt) -> None:
             ctx.record_attempt(target.name, a)
 
         try:
-            result = search_kernel(target, [generator], evaluator, config, on_attempt=on_attempt,
-                                   should_stop=lambda: ctx.remaining_s() < 60)
+            result = search_kernel(target, generators, evaluator, config, on_attempt=on_attempt,
+                                   should_stop=lambda: ctx.remaining_s() < 60 or bool(
+                                       ctx.should_cancel and ctx.should_cancel()))
         finally:
             evaluator.close()
+            llm_usage = [g.usage() for g in generators if hasattr(g, "usage")]
+            if llm_usage:  # token counts per job (and cost where prices are configured)
+                ctx.report["llm"] = llm_usage[0] if len(llm_usage) == 1 else llm_usage
         ctx.report["search"] = [{"target": target.name, "attempts": len(result.attempts),
                                  "passed": sum(a.passed for a in result.attempts),
                                  "best_kernel_speedup": _best_kernel_speedup(result.ranked),
-                                 "stopped_reason": result.stopped_reason}]
+                                 "stopped_reason": result.stopped_reason, "notes": result.notes,
+                                 "not_applicable": reasons}]
     if not result.ranked:
         return JobResult("fallback", f"no-faster-candidate: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)

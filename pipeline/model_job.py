@@ -122,6 +122,9 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             groups: dict[str, LibraryGroup] | None = None) -> tuple[dict[str, list[Attempt]], list[dict]]:
     opts = ctx.options
     generators = [make_generator(n) for n in opts.generators]
+    for g in generators:
+        if hasattr(g, "attach"):  # an LLM generator: transcripts.jsonl in the work directory
+            g.attach(ctx.workdir, ctx.should_cancel)
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
     for d in decisions:
@@ -170,6 +173,9 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             # Gate 2 could not run Inductor's own kernel (out of memory, say): not the candidates' fault.
             "harness_errors": [a.feedback for a in result.attempts if a.metrics.get("harness_error")][:3],
         })
+    llm_usage = [g.usage() for g in generators if hasattr(g, "usage")]
+    if llm_usage:  # token counts per job (and cost where prices are configured)
+        ctx.report["llm"] = llm_usage[0] if len(llm_usage) == 1 else llm_usage
     return ranked, summaries
 
 

@@ -34,6 +34,12 @@ class JobOptions:
             raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
         if self.time_budget_s <= 0:
             raise ValueError("time_budget_s must be positive")
+        from search.registry import available
+
+        unknown = [g for g in self.generators if g not in available()]
+        if unknown or not self.generators:
+            raise ValueError(f"unknown generators {unknown}; available: {', '.join(available())}" if unknown
+                             else "generators must name at least one generator")
 
     def to_dict(self) -> dict:
         return asdict(self)

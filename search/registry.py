@@ -17,7 +17,9 @@ from search.generator import CandidateGenerator
 class GeneratorSpec:
     name: str
     factory: str  # "module:Class"
-    targets: tuple[str, ...]  # "kernel" (one Triton kernel) and/or "group" (a library group, compiled.group)
+    # "kernel" (one of Inductor's Triton kernels), "group" (a library group, compiled.group),
+    # "kernel-file" (a whole single-kernel problem file, pipeline/kernel_job.py)
+    targets: tuple[str, ...]
     touches: str  # one line: what it may replace
     policies: tuple[str, ...]  # precision policies under which it proposes candidates
     default: bool = True  # in the job's default generator list
@@ -27,14 +29,22 @@ class GeneratorSpec:
 
 
 GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
-    GeneratorSpec("launch_config", "search.launch_config:LaunchConfigGenerator", ("kernel",),
+    GeneratorSpec("launch_config", "search.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
-                  "stages), the jit function unchanged", ("strict", "tf32")),
+                  "stages), the jit function unchanged; in a kernel file, the launcher's block-size/warps/stages "
+                  "literals (search.kernel_file_config)", ("strict", "tf32")),
     GeneratorSpec("gemm_fp32", "search.gemm_group:GemmFp32Generator", ("group",),
                   "library groups extern_kernels.mm/addmm/bmm/baddbmm + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
                   "plain TF32 too under 'tf32'", ("strict", "tf32")),
+    GeneratorSpec("llm", "agents.generator:LLMGenerator", ("kernel", "kernel-file"),
+                  "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
+                  "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",
+                  ("strict", "tf32"), default=False),
 )}
+# A kernel file has no Inductor kernels: a generator named for "kernel" may have a
+# kernel-file counterpart, used when the job's problem is a kernel file.
+KERNEL_FILE_FACTORIES: dict[str, str] = {"launch_config": "search.kernel_file_config:KernelFileConfigGenerator"}
 
 
 def make_generator(name: str) -> CandidateGenerator:
@@ -42,6 +52,17 @@ def make_generator(name: str) -> CandidateGenerator:
     if spec is None:
         raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
     module, cls = spec.factory.split(":")
+    return getattr(importlib.import_module(module), cls)()
+
+
+def make_kernel_file_generator(name: str) -> CandidateGenerator | None:
+    """The generator `name` for a kernel-file problem, or None when it does not apply to kernel files."""
+    spec = GENERATORS.get(name)
+    if spec is None:
+        raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
+    if "kernel-file" not in spec.targets:
+        return None
+    module, cls = KERNEL_FILE_FACTORIES.get(name, spec.factory).split(":")
     return getattr(importlib.import_module(module), cls)()
 
 

@@ -125,7 +125,7 @@ def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_tes
 
 def test_registry_lists_generators_with_what_they_touch():
     names = [d["name"] for d in describe()]
-    assert names == ["launch_config", "gemm_fp32"]
+    assert names == ["launch_config", "gemm_fp32", "llm"]
     spec = GENERATORS["gemm_fp32"]
     assert spec.targets == ("group",) and spec.policies == ("strict", "tf32") and "addmm" in spec.touches
     g, target = _small_group_target()
