@@ -1,0 +1,209 @@
+"""The `llm` generator against a real scripted OpenAI-compatible server (tests/llm_server.py), no GPU."""
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.generator import LLMGenerator, extract_code
+from agents.llm import LLMClient, LLMError, LLMSettings
+from pipeline.job import run_job
+from pipeline.options import JobOptions
+from search.generator import KernelTarget
+from tests.conftest import HAS_CUDA
+from tests.llm_server import ScriptedLLM, fenced, tokens
+
+REPO = Path(__file__).resolve().parent.parent
+KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
+SOURCE = KERNEL.read_text()
+GOOD = SOURCE.replace("BLOCK_SIZE=1024", "BLOCK_SIZE=512")  # a correct variant
+BROKEN = SOURCE.replace("tl.maximum(v, 0.0)", "tl.no_such_function(v, 0.0)")  # fails at Gate 1
+WRONG = SOURCE.replace("tl.maximum(v, 0.0)", "tl.maximum(v, 1.0)")  # wrong numerics: fails at Gate 2
+assert len({SOURCE, GOOD, BROKEN, WRONG}) == 4
+
+needs_interpreter = pytest.mark.skipif(HAS_CUDA, reason="the kernel jobs here run on the Triton interpreter")
+
+
+def settings(server: ScriptedLLM, **kw) -> LLMSettings:
+    return LLMSettings.from_env({**server.env(), **{k: str(v) for k, v in kw.items()}})
+
+
+def user_text(request: dict) -> str:
+    return "\n".join(m["content"] for m in request["body"]["messages"] if m["role"] == "user")
+
+
+def records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# --- the client ---------------------------------------------------------------------------------------------
+
+def test_settings_from_env_fall_back_to_openai_names_and_say_what_is_missing():
+    s = LLMSettings.from_env({"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "k", "KERNELOPT_LLM_MODEL": "m",
+                              "KERNELOPT_LLM_MAX_TOKENS": "100", "KERNELOPT_LLM_TEMPERATURE": "0.5"})
+    assert (s.base_url, s.api_key, s.model, s.max_tokens, s.temperature) == ("http://h/v1", "k", "m", 100, 0.5)
+    assert s.unconfigured() is None and s.public()["api_key"] == "set"
+    assert "KERNELOPT_LLM_MODEL" in LLMSettings.from_env({"OPENAI_API_KEY": "k"}).unconfigured()
+    assert "endpoint" in LLMSettings.from_env({"KERNELOPT_LLM_MODEL": "m"}).unconfigured()
+    target = KernelTarget("k", SOURCE, "kernel-file", [], {}, [])
+    assert "KERNELOPT_LLM_MODEL" in LLMGenerator(LLMSettings()).applicable(target)
+
+
+def test_429_then_success_is_retried_and_counted(tmp_path):
+    with ScriptedLLM([{"status": 429, "retry_after": 0}, {"status": 503}, "hello"]) as server:
+        client = LLMClient(settings(server), tmp_path / "transcripts.jsonl")
+        reply = client.chat([{"role": "user", "content": "say hello"}], meta={"x": 1})
+    assert reply.content == "hello" and reply.attempts == 3 and len(server.requests) == 3
+    assert server.requests[0]["body"]["model"] == "scripted-model"
+    assert server.requests[0]["body"]["max_tokens"] == 8192
+    assert (reply.prompt_tokens, reply.completion_tokens) == (tokens("say hello"), tokens("hello"))
+    assert client.usage.to_dict() == {"calls": 1, "failed_calls": 0, "prompt_tokens": tokens("say hello"),
+                                      "completion_tokens": tokens("hello"), "cost": None,
+                                      "total_tokens": tokens("say hello") + tokens("hello")}
+    (rec,) = records(tmp_path / "transcripts.jsonl")
+    assert rec["reply"] == "hello" and rec["attempts"] == 3 and rec["meta"] == {"x": 1}
+    assert rec["messages"] == [{"role": "user", "content": "say hello"}]
+    assert "429" in rec["retried_errors"][0] and "503" in rec["retried_errors"][1]
+
+
+def test_retries_run_out_and_a_4xx_is_not_retried(tmp_path):
+    with ScriptedLLM([{"status": 500}]) as server:
+        client = LLMClient(settings(server, KERNELOPT_LLM_MAX_RETRIES=2), tmp_path / "t.jsonl")
+        with pytest.raises(LLMError) as err:
+            client.chat([{"role": "user", "content": "x"}])
+        assert err.value.kind == "http" and len(server.requests) == 3
+    with ScriptedLLM([{"status": 400, "message": "bad model"}]) as server:
+        with pytest.raises(LLMError, match="bad model"):
+            LLMClient(settings(server), None).chat([{"role": "user", "content": "x"}])
+        assert len(server.requests) == 1
+    assert client.usage.failed_calls == 1 and records(tmp_path / "t.jsonl")[0]["error"].startswith("http")
+
+
+def test_a_reply_that_never_finishes_times_out(tmp_path):
+    with ScriptedLLM([{"hang": 60}]) as server:
+        client = LLMClient(settings(server, KERNELOPT_LLM_TIMEOUT_S=1), tmp_path / "t.jsonl")
+        t0 = time.monotonic()
+        with pytest.raises(LLMError) as err:
+            client.chat([{"role": "user", "content": "x"}])
+        assert err.value.kind == "timeout" and time.monotonic() - t0 < 10
+        assert len(server.requests) == 1  # a timeout is not retried
+    assert records(tmp_path / "t.jsonl")[0]["error"].startswith("timeout")
+
+
+def test_prices_give_a_cost(tmp_path):
+    with ScriptedLLM(["x" * 400]) as server:
+        client = LLMClient(settings(server, KERNELOPT_LLM_PRICE_IN=1.0, KERNELOPT_LLM_PRICE_OUT=10.0), None)
+        client.chat([{"role": "user", "content": "y" * 4000}])
+    assert client.usage.cost == pytest.approx((1000 * 1.0 + 100 * 10.0) / 1e6)
+
+
+# --- reply parsing ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("reply,reason", [
+    ("", "empty"),
+    ("I would use a larger block size.", "prose only"),
+    ("```cuda\n__global__ void f() {}\n```", "no python code block"),
+    (fenced("a = 1") + fenced("b = 2"), "2 python code blocks"),
+    ("```python\n\n```", "empty"),
+])
+def test_malformed_replies_give_no_code_and_a_reason(reply, reason):
+    code, why = extract_code(reply)
+    assert code is None and reason in why
+
+
+def test_one_python_block_is_the_candidate():
+    code, prose = extract_code("Smaller blocks.\n```python\nx = {'a': 1}\n```\n```text\nnot code\n```")
+    assert code == "x = {'a': 1}\n" and prose == "Smaller blocks."
+    assert extract_code("```\nx = 1\n```")[0] == "x = 1\n"
+
+
+# --- kernel jobs on the Triton interpreter ------------------------------------------------------------------
+
+def _job(tmp_path, monkeypatch, server, **options):
+    for k, v in server.env(**options.pop("env", {})).items():
+        monkeypatch.setenv(k, v)
+    opts = JobOptions(generators=["llm"], time_budget_s=600, **options)
+    result = run_job(str(KERNEL), tmp_path / "run", opts)
+    return result, tmp_path / "run"
+
+
+@needs_interpreter
+def test_gate_failures_go_back_into_the_conversation(tmp_path, monkeypatch):
+    script = ["I would make the block smaller.", fenced(BROKEN), fenced(GOOD, "Use 512-element blocks.")]
+    with ScriptedLLM(script) as server:
+        result, run = _job(tmp_path, monkeypatch, server, iterations=3)
+    assert len(server.requests) == 3
+    first, second, third = server.requests
+    assert SOURCE in user_text(first)  # the kernel's source, in full
+    assert "prose only" in user_text(second) and "rejected at extract" in user_text(second)
+    assert "rejected at gate1" in user_text(third) and "no_such_function" in user_text(third)
+    # one conversation: the earlier replies are in the later requests
+    assert [m["role"] for m in third["body"]["messages"]] == ["system", "user", "assistant", "user", "assistant",
+                                                              "user"]
+    traj = records(run / "trajectory.jsonl")
+    assert [(t["generator"], t["gate"], t["passed"]) for t in traj] == [
+        ("llm", "extract", False), ("llm", "gate1", False), ("llm", "timed", True)]
+    assert traj[2]["plan"] == "Use 512-element blocks." and traj[2]["params"]["call"] == 3
+    # the best candidate passed Gate 3 on the interpreter; without a GPU the original is kept
+    assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
+    report = json.loads((run / "report.json").read_text())
+    transcripts = records(run / "transcripts.jsonl")
+    assert [t["call"] for t in transcripts] == [1, 2, 3] and transcripts[2]["reply"] == script[2]
+    assert "transcripts.jsonl" in result.artifacts
+    assert report["llm"]["calls"] == 3 and report["llm"]["prompt_tokens"] == sum(
+        tokens("".join(m["content"] for m in r["body"]["messages"])) for r in server.requests)
+    assert report["llm"]["completion_tokens"] == sum(tokens(s) for s in script)
+    assert report["llm"]["prompt_tokens"] == sum(t["prompt_tokens"] for t in transcripts)
+
+
+@needs_interpreter
+def test_every_reply_wrong_ends_with_the_original_kernel(tmp_path, monkeypatch):
+    with ScriptedLLM([fenced(WRONG), fenced(BROKEN)]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, iterations=2)
+    assert "rejected at gate2" in user_text(server.requests[1])
+    assert [t["gate"] for t in records(run / "trajectory.jsonl")] == ["gate2", "gate1"]
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    assert (run / "optimized_module.py").read_text() == SOURCE
+
+
+@needs_interpreter
+def test_a_hanging_endpoint_times_out_and_the_job_still_ends(tmp_path, monkeypatch):
+    with ScriptedLLM([{"hang": 120}]) as server:
+        t0 = time.monotonic()
+        result, run = _job(tmp_path, monkeypatch, server, iterations=5,
+                           env={"KERNELOPT_LLM_TIMEOUT_S": "1", "KERNELOPT_LLM_MAX_RETRIES": "0"})
+        assert time.monotonic() - t0 < 120
+    assert len(server.requests) == 2  # two failed calls retire the chain
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    report = json.loads((run / "report.json").read_text())
+    assert report["llm"]["failed_calls"] == 2 and "timeout" in report["search"][0]["notes"][0]
+    assert [t["error"].split(":")[0] for t in records(run / "transcripts.jsonl")] == ["timeout", "timeout"]
+
+
+@needs_interpreter
+def test_optimize_cli_with_generators_llm_sends_the_kernel_and_records_each_reply(tmp_path):
+    with ScriptedLLM([fenced(GOOD)]) as server:
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **server.env())
+        env.pop("TRITON_INTERPRET", None)
+        proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--generators", "llm",
+                               "--workdir", str(tmp_path / "run")], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "search over the kernel file (llm)" in proc.stdout
+    assert server.requests and all(r["body"]["model"] == "scripted-model" for r in server.requests)
+    assert SOURCE in user_text(server.requests[0])
+    traj = records(tmp_path / "run" / "trajectory.jsonl")
+    assert traj[0]["generator"] == "llm" and traj[0]["passed"] and traj[0]["gate"] == "timed"
+    transcripts = records(tmp_path / "run" / "transcripts.jsonl")
+    assert len(transcripts) == len(server.requests)
+    assert transcripts[0]["reply"] == fenced(GOOD)
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert "transcripts.jsonl" in report["result"]["artifacts"] and report["llm"]["calls"] == len(server.requests)
+
+
+def test_unknown_generators_are_refused():
+    with pytest.raises(ValueError, match="unknown generators"):
+        JobOptions(generators=["llm", "nope"])
