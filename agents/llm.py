@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Optional
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
+CANCEL_POLL_S = 0.5  # a cancelled job's call is abandoned within this long, whatever its timeout
 
 
 class LLMError(Exception):
@@ -159,15 +160,15 @@ class LLMClient:
                 break
             attempts += 1
             try:
-                resp = client.chat.completions.create(model=s.model, messages=messages, max_tokens=s.max_tokens,
-                                                      temperature=s.temperature)
+                resp = self._create(client, model=s.model, messages=messages, max_tokens=s.max_tokens,
+                                    temperature=s.temperature)
             except Exception as exc:  # noqa: BLE001 - classified below; anything else is not retried
                 err, retry_after = _classify(exc)
                 errors.append(str(err))
                 if err.kind in ("rate-limit", "http-5xx", "connection") and attempts <= s.max_retries:
                     wait = retry_after if retry_after is not None and retry_after <= 60 else \
                         s.backoff_s * 2 ** (attempts - 1)
-                    self._sleep(wait)
+                    self._wait(wait)
                     continue
                 if err.kind == "http-5xx":
                     err = LLMError("http", str(err).removeprefix("http-5xx: "))
@@ -191,6 +192,39 @@ class LLMClient:
         self._record(call, agent, messages, meta, error=str(err), errors=errors,
                      latency_s=round(time.monotonic() - started, 3), attempts=attempts)
         raise err
+
+    def _cancelled(self) -> bool:
+        return self.should_cancel is not None and bool(self.should_cancel())
+
+    def _wait(self, seconds: float) -> None:
+        """The backoff between retries, cut short when the job is cancelled."""
+        end = time.monotonic() + seconds
+        while not self._cancelled() and (left := end - time.monotonic()) > 0:
+            self._sleep(min(left, CANCEL_POLL_S))
+
+    def _create(self, client, **request):
+        """The request, abandoned (LLMError cancelled) within CANCEL_POLL_S of the job being cancelled."""
+        if self.should_cancel is None:
+            return client.chat.completions.create(**request)
+        box: dict = {}
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                box["reply"] = client.chat.completions.create(**request)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box["error"] = exc
+            finally:
+                done.set()
+
+        # A daemon thread: an abandoned request ends by its own timeout, holding nothing of the job's.
+        threading.Thread(target=call, name="kernelopt-llm-call", daemon=True).start()
+        while not done.wait(CANCEL_POLL_S):
+            if self._cancelled():
+                raise LLMError("cancelled", "the job was cancelled during the call")
+        if "error" in box:
+            raise box["error"]
+        return box["reply"]
 
     def _cost(self, pt: int, ct: int) -> Optional[float]:
         s = self.settings
@@ -219,6 +253,8 @@ def _classify(exc: Exception) -> tuple[LLMError, Optional[float]]:
     """An openai exception as an LLMError kind (http-5xx is internal: retried) and its Retry-After, if any."""
     import openai
 
+    if isinstance(exc, LLMError):
+        return exc, None
     if isinstance(exc, openai.APITimeoutError):
         return LLMError("timeout", f"no reply within the timeout ({exc})"), None
     if isinstance(exc, openai.APIConnectionError):

@@ -207,3 +207,28 @@ def test_optimize_cli_with_generators_llm_sends_the_kernel_and_records_each_repl
 def test_unknown_generators_are_refused():
     with pytest.raises(ValueError, match="unknown generators"):
         JobOptions(generators=["llm", "nope"])
+
+
+def test_a_cancelled_job_abandons_a_call_within_seconds(tmp_path):
+    cancel_at = time.monotonic() + 1.0
+    with ScriptedLLM([{"hang": 60}]) as server:
+        client = LLMClient(settings(server), tmp_path / "t.jsonl", should_cancel=lambda: time.monotonic() > cancel_at)
+        t0 = time.monotonic()
+        with pytest.raises(LLMError) as err:
+            client.chat([{"role": "user", "content": "x"}])
+    assert err.value.kind == "cancelled" and time.monotonic() - t0 < 5
+    assert records(tmp_path / "t.jsonl")[0]["error"].startswith("cancelled")
+
+
+def test_the_engine_imports_without_openai_and_children_get_no_llm_settings():
+    code = ("import sys; sys.modules['openai'] = None\n"  # an import of openai would now fail
+            "import agents.generator, agents.llm, search.registry, pipeline.kernel_job, pipeline.model_job\n"
+            "from agents.llm import LLMClient, LLMError, LLMSettings\n"
+            "s = LLMSettings(base_url='http://127.0.0.1:9/v1', model='m')\n"
+            "try:\n    LLMClient(s).chat([{'role': 'user', 'content': 'x'}])\n"
+            "except LLMError as e:\n    assert e.kind == 'config' and 'pip install' in str(e), e\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    from isolation.sandbox import allowed
+
+    assert not any(allowed(n) for n in ("KERNELOPT_LLM_API_KEY", "KERNELOPT_LLM_BASE_URL", "OPENAI_API_KEY"))
