@@ -232,3 +232,10 @@ def test_the_engine_imports_without_openai_and_children_get_no_llm_settings():
     from isolation.sandbox import allowed
 
     assert not any(allowed(n) for n in ("KERNELOPT_LLM_API_KEY", "KERNELOPT_LLM_BASE_URL", "OPENAI_API_KEY"))
+
+
+def test_optimize_with_an_unknown_generator_is_one_line_and_creates_nothing(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--generators", "llm,nope",
+                           "--workdir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "unknown generators ['nope']" in proc.stderr and not (tmp_path / "run").exists()

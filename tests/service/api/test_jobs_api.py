@@ -129,6 +129,7 @@ def test_idempotency_same_key_different_body_is_409(api, change):
     "{not json", "[1, 2]", '"fp16"', '{"dtype": "int8"}', '{"precision": "loose"}', '{"bogus_option": 1}',
     '{"gamma": 0.5}', '{"gamma": "fast"}', '{"time_budget_s": -1}', '{"time_budget_s": "10"}',
     '{"seeds": "abc"}', '{"seeds": [1, "2"]}', '{"iterations": 2.5}', '{"generators": "launch_config"}',
+    '{"generators": ["launch_config", "no_such_generator"]}', '{"generators": []}',
 ])
 def test_bad_options_are_422_and_store_nothing(api, options):
     blobs, jobs = api.count_blobs(), api.count_jobs()
