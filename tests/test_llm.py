@@ -239,3 +239,59 @@ def test_optimize_with_an_unknown_generator_is_one_line_and_creates_nothing(tmp_
                            "--workdir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "unknown generators ['nope']" in proc.stderr and not (tmp_path / "run").exists()
+
+
+def test_an_inductor_kernel_is_sent_as_the_standalone_module_a_candidate_must_be():
+    from tests.test_launch_config import make_target
+
+    target = make_target("pointwise_gelu_scale")
+    fn_text = target.source[target.source.index("@triton.jit"):].strip()
+    echo = lambda body: fenced(body["messages"][1]["content"].split("```python\n")[1].split("```")[0]  # noqa: E731
+                               .replace("num_warps=4", "num_warps=8"))
+    with ScriptedLLM([echo]) as server:
+        gen = LLMGenerator(settings(server))
+        assert gen.applicable(target) is None
+        (cand,) = gen.propose(target, [], [], 4)
+    sent = user_text(server.requests[0])
+    assert "def run(*args, stream=None):" in sent and fn_text in sent and "triton_heuristics" not in sent
+    assert "XBLOCK=1024, num_warps=4" in sent and "XBLOCK=1024, num_warps=8" in cand.source
+    assert cand.rejected is None and cand.generator == "llm" and gen.usage()["calls"] == 1
+
+
+# --- a model job on a GPU, driven by the scripted server ------------------------------------------------------
+
+def _retune(body: dict) -> str:
+    """A scripted 'LLM' that sends back the module it was given with another num_warps (a correct candidate)."""
+    import re
+
+    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    module = first.split("```python\n")[1].split("```")[0]
+    asked = sum(m["role"] == "user" for m in body["messages"])
+    current = int(re.search(r"num_warps=(\d+)", module).group(1))
+    warps = [w for w in (1, 2, 4, 8, 16) if w != current][(asked - 1) % 4]
+    return fenced(re.sub(r"num_warps=\d+", f"num_warps={warps}", module), f"Try num_warps={warps}.")
+
+
+@pytest.mark.gpu
+def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
+    problem = REPO / "benchmarks" / "problems" / "level1" / "07_layer_norm.py"
+    with ScriptedLLM([_retune]) as server:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        result = run_job(str(problem), tmp_path / "run", JobOptions(generators=["llm"], iterations=3,
+                                                                    time_budget_s=600))
+    run = tmp_path / "run"
+    assert result.outcome in ("optimized", "matched", "fallback"), (result.cause, result.error)
+    assert server.requests and "def run(*args, stream=None):" in user_text(server.requests[0])
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm"]
+    assert len(traj) == len(server.requests)
+    passed = [t for t in traj if t["passed"]]
+    assert passed and all(t["gate"] == "timed" and t["kernel_ms"] for t in passed), traj
+    assert "transcripts.jsonl" in result.artifacts
+    report = json.loads((run / "report.json").read_text())
+    assert report["llm"]["calls"] == len(server.requests) and report["llm"]["prompt_tokens"] > 0
+    print("outcome", result.outcome, result.cause, [(t["plan"], t["gate"], t["kernel_ms"]) for t in traj])
+    if result.outcome == "optimized":
+        from pipeline.check import CheckRequest, run_check
+
+        assert run_check(CheckRequest(str(run / "optimized_module.py"), str(problem)))["passed"]
