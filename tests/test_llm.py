@@ -125,7 +125,7 @@ def test_one_python_block_is_the_candidate():
 def _job(tmp_path, monkeypatch, server, **options):
     for k, v in server.env(**options.pop("env", {})).items():
         monkeypatch.setenv(k, v)
-    opts = JobOptions(generators=["llm"], time_budget_s=600, **options)
+    opts = JobOptions(**{"generators": ["llm"], "time_budget_s": 600, **options})
     result = run_job(str(KERNEL), tmp_path / "run", opts)
     return result, tmp_path / "run"
 
@@ -295,3 +295,16 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
         from pipeline.check import CheckRequest, run_check
 
         assert run_check(CheckRequest(str(run / "optimized_module.py"), str(problem)))["passed"]
+
+
+@needs_interpreter
+def test_llm_and_launch_config_search_side_by_side_on_a_kernel_file(tmp_path, monkeypatch):
+    with ScriptedLLM([fenced(GOOD)]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, iterations=1, generators=["llm", "launch_config"])
+    traj = records(run / "trajectory.jsonl")
+    by_gen = {g: [t for t in traj if t["generator"] == g] for g in ("llm", "kernel_file_config")}
+    assert len(by_gen["llm"]) == 1 and by_gen["llm"][0]["passed"] and len(server.requests) == 1
+    # N = 4 plans over two chains: launch_config proposed BLOCK_SIZE=256 and 512, but 512 is the LLM's
+    # candidate (the same source), which is never gated twice
+    assert [t["plan"] for t in by_gen["kernel_file_config"]] == ["BLOCK_SIZE=256 num_warps=4"]
+    assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
