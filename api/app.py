@@ -168,4 +168,11 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.include_router(health.router)
     app.include_router(jobs.router)
     app.include_router(stats.router)
+    # The team dashboard (api/ui): pages under /ui, its vendored static files under /ui/static.
+    from fastapi.staticfiles import StaticFiles
+
+    from api.ui.routes import STATIC_DIR, router as ui_router
+
+    app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="ui-static")
+    app.include_router(ui_router)
     return app
