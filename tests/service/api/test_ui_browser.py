@@ -34,11 +34,14 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage
 
 def seed(data_dir: Path) -> dict:
     """Two teams and their jobs, through the service layer (the states a worker would leave)."""
+    from sqlalchemy import update
+
     from service.auth import create_api_key, create_team
     from service.jobs import add_event, claim_job, create_job, fail_job, finish_job, request_cancel, set_stage
     from service.settings import Settings
     from storage.blobs import BlobStore
     from storage.db import make_engine, make_sessionmaker, upgrade_database
+    from storage.models import Job
 
     settings = Settings(data_dir=data_dir, database_url=None, broker_url=None)
     url = settings.effective_database_url
@@ -53,7 +56,7 @@ def seed(data_dir: Path) -> dict:
             out[team_name] = {"key": create_api_key(s, team.id), "id": team.id}
 
         def job(team: str, filename: str, tag: str | None, result: dict | None, artifacts: dict | None = None,
-                error: str | None = None, cancel: bool = False) -> str:
+                error: str | None = None, cancel: bool = False, gpu_s: float = 0.0) -> str:
             j, _ = create_job(s, out[team]["id"], filename, f"# {filename}\n".encode(), {"precision": "strict"},
                               None, None, tag, blobs, settings)
             out["jobs"][filename] = j.id
@@ -77,17 +80,20 @@ def seed(data_dir: Path) -> dict:
                    "stage_seconds": {"load": 2.1, "compile": 14.6, "profile": 3.2, "search": 182.4, "verify": 21.7},
                    "artifacts": sorted(artifacts or {}), **(result or {})}
             assert finish_job(s, j.id, "seed-worker", res, files, blobs)
+            s.execute(update(Job).where(Job.id == j.id).values(gpu_seconds=gpu_s))
+            s.commit()
             return j.id
 
         measured = {"timing": "measured", "baseline_ms": 0.412, "noise_pct": 0.8}
         job("alpha", "resnet_block.py", "vision",
             {**measured, "outcome": "optimized", "speedup": 1.31, "optimized_ms": 0.3145, "cause": None},
             {"report.md": b"# resnet_block: optimized 1.31x\n", "report.json": b'{"outcome": "optimized"}\n',
-             "diff_triton_poi_fused_add_relu_0.diff": DIFF, "optimized_module.py": b"# optimized module\n"})
+             "diff_triton_poi_fused_add_relu_0.diff": DIFF, "optimized_module.py": b"# optimized module\n"},
+            gpu_s=450.0)
         job("alpha", "mlp_gelu.py", "nlp",
             {**measured, "outcome": "fallback", "speedup": 1.0, "optimized_ms": 0.412,
              "cause": "no-faster-candidate: 37 candidates passed Gates 1-2, none faster by 3%"},
-            {"report.md": b"# mlp_gelu: fallback\n"})
+            {"report.md": b"# mlp_gelu: fallback\n"}, gpu_s=300.0)
         job("alpha", "softmax_kernel.py", "nlp",
             {"outcome": "fallback", "speedup": None, "timing": "not-measured",
              "timing_note": "no GPU: the Triton interpreter checks correctness only",
@@ -96,7 +102,7 @@ def seed(data_dir: Path) -> dict:
         job("alpha", "withdrawn.py", "vision", None, cancel=True)
         job("bravo", "bravo_secret_model.py", "bravo-suite",
             {**measured, "outcome": "optimized", "speedup": 2.5, "optimized_ms": 0.16, "cause": None},
-            {"report.md": b"# bravo secret\n"})
+            {"report.md": b"# bravo secret\n"}, gpu_s=999.0)
     engine.dispose()
     return out
 
@@ -188,7 +194,8 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     d.save_screenshot(str(shots / "login.png"))
     d.find_element(By.ID, "api_key").send_keys("ko_not-a-key-" + "x" * 30)
     d.find_element(By.ID, "sign-in").click()
-    assert "not valid" in text()
+    wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
+    assert "not valid" in text() and d.current_url == url + "/ui/login"
     d.find_element(By.ID, "api_key").send_keys(seeded["alpha"]["key"])
     d.find_element(By.ID, "sign-in").click()
     wait.until(EC.url_to_be(url + "/ui/"))
@@ -199,7 +206,11 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     # overview
     load("/ui/", "overview")
     body = text()
-    assert "Team alpha" in body and "resnet_block.py" in body and "1.310×" in body  # geomean over measured jobs
+    stats = httpx.get(f"{url}/v1/stats", headers={"Authorization": f"Bearer {seeded['alpha']['key']}"}).json()
+    assert stats["measured"] == 2 and stats["not_measured"] == 2, stats
+    assert "Team alpha" in body and "resnet_block.py" in body
+    assert d.find_element(By.ID, "geomean").text == f"{stats['geomean_speedup']:.3f}×"  # measured jobs only
+    assert d.find_element(By.ID, "gpu-minutes").text == f"{stats['gpu_seconds'] / 60:.1f}" == "12.5"
     assert "no-faster-candidate" in body and "no-gpu" in body
     assert not any(n in d.page_source for n in bravo_names)
     d.save_screenshot(str(shots / "overview.png"))
