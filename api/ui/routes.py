@@ -286,12 +286,12 @@ async def job_page(request: Request, job_id: str) -> Response:
         arts = list_artifacts(session, team.id, job_id) or []
         events = events_after(session, job_id, 0, limit=200)
         return job_out(job), [(a.name, a.size, a.blob_sha256) for a in arts], \
-            [(e.at, e.stage, e.kind, e.message) for e in events], job.result or {}
+            [(e.at, e.stage, e.kind, e.message) for e in events]
 
     found = await read_db(request, read)
     if found is None:
         return not_found(request, auth, "No such job for this team.")
-    job, arts, events, result = found
+    job, arts, events = found
 
     def diffs():
         out = []
@@ -316,7 +316,7 @@ async def job_page(request: Request, job_id: str) -> Response:
     return render(request, "job.html", {
         "title": f"Job {job.id[:8]}", "job": job, "artifacts": arts, "events": events[-50:],
         "timeline": timeline, "total_s": total, "diffs": await run_in_threadpool(diffs),
-        "speedup_vs_eager": result.get("speedup_vs_eager"), "terminal": job.status in TERMINAL,
+        "terminal": job.status in TERMINAL,
     }, auth=auth)
 
 
