@@ -299,15 +299,16 @@ async def job_page(request: Request, job_id: str) -> Response:
             if not (name.startswith("diff_") and name.endswith(".diff")):
                 continue
             if size > MAX_DIFF_BYTES:
-                out.append((name, None))
+                out.append((name, None, None))
                 continue
             try:
                 with blobs.open_verified(sha, size) as f:
                     text = f.read().decode("utf-8", "replace")
             except Exception:
-                out.append((name, None))
+                out.append((name, None, None))
                 continue
-            out.append((name, [(_diff_class(line), line) for line in text.splitlines()]))
+            lines = text.splitlines()
+            out.append((name, [(_diff_class(line), line) for line in lines], side_by_side(lines)))
         return out
 
     total = sum(v for v in job.timings.values() if isinstance(v, (int, float))) or 0.0
@@ -318,6 +319,52 @@ async def job_page(request: Request, job_id: str) -> Response:
         "timeline": timeline, "total_s": total, "diffs": await run_in_threadpool(diffs),
         "terminal": job.status in TERMINAL,
     }, auth=auth)
+
+
+HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def side_by_side(lines: list[str]) -> list[tuple]:
+    """A unified diff as rows (old no, old text, old class, new no, new text, new class): removed and
+    added runs paired line by line, context on both sides, a hunk header across."""
+    rows: list[tuple] = []
+    old = new = left_old = left_new = 0  # line numbers; lines of the hunk still to come
+    dels: list[str] = []
+    adds: list[str] = []
+
+    def flush() -> None:
+        nonlocal old, new
+        for i in range(max(len(dels), len(adds))):
+            left = (old + 1, dels[i], "del") if i < len(dels) else (None, "", "empty")
+            right = (new + 1, adds[i], "add") if i < len(adds) else (None, "", "empty")
+            old += i < len(dels)
+            new += i < len(adds)
+            rows.append(left + right)
+        dels.clear()
+        adds.clear()
+
+    for line in lines:
+        m = HUNK.match(line) if left_old <= 0 and left_new <= 0 else None
+        if m:
+            flush()
+            old, new = int(m.group(1)) - 1, int(m.group(3)) - 1
+            left_old, left_new = int(m.group(2) or 1), int(m.group(4) or 1)
+            rows.append((None, line, "hunk", None, "", "hunk"))
+        elif left_old <= 0 and left_new <= 0:
+            continue  # file headers (---/+++) and anything outside a hunk
+        elif line.startswith("-"):
+            dels.append(line[1:])
+            left_old -= 1
+        elif line.startswith("+"):
+            adds.append(line[1:])
+            left_new -= 1
+        elif not line.startswith("\\"):
+            flush()
+            text = line[1:]
+            old, new, left_old, left_new = old + 1, new + 1, left_old - 1, left_new - 1
+            rows.append((old, text, "ctx", new, text, "ctx"))
+    flush()
+    return rows
 
 
 def _diff_class(line: str) -> str:

@@ -162,3 +162,21 @@ def test_submit_form_queues_a_job_and_lands_on_its_page(api):
     assert 'data-terminal="no"' in page and "Cancel job" in page
     bad = c.post("/ui/submit", data={**form, "csrf": token, "dtype": "int3"}, files=files)
     assert bad.status_code == 422 and "invalid options" in bad.text
+
+
+def test_side_by_side_pairs_removed_and_added_lines():
+    import difflib
+
+    from api.ui.routes import side_by_side
+
+    old = "a\nb\n--x\nc\nd\ne\nf\ng\nh\ni\nj\nk\n".splitlines(True)
+    new = "a\nB\nc\nd\nNEW\ne\nf\ng\nh\ni\nj\nK\n".splitlines(True)
+    rows = side_by_side("".join(difflib.unified_diff(old, new, "inductor", "accepted", n=1)).splitlines())
+    assert rows == [
+        (None, "@@ -1,6 +1,6 @@", "hunk", None, "", "hunk"),
+        (1, "a", "ctx", 1, "a", "ctx"), (2, "b", "del", 2, "B", "add"), (3, "--x", "del", None, "", "empty"),
+        (4, "c", "ctx", 3, "c", "ctx"), (5, "d", "ctx", 4, "d", "ctx"), (None, "", "empty", 5, "NEW", "add"),
+        (6, "e", "ctx", 6, "e", "ctx"),
+        (None, "@@ -11,2 +11,2 @@", "hunk", None, "", "hunk"),
+        (11, "j", "ctx", 11, "j", "ctx"), (12, "k", "del", 12, "K", "add"),
+    ]

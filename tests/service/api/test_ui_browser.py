@@ -238,10 +238,13 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     assert [r.text.split()[0] for r in d.find_elements(By.CSS_SELECTOR, "#timeline tr")] == \
         ["load", "compile", "profile", "search", "verify"]
     assert "182.40 s" in body
-    assert d.find_elements(By.CSS_SELECTOR, "pre.diff .add") and "vectorized loads" in body
+    assert [c.text for c in d.find_elements(By.CSS_SELECTOR, "table.sbs td.add")] == \
+        ["    # num_warps=8, vectorized loads", "    xindex = xoffset + tl.arange(0, XBLOCK)"]
     links = {a.text: a for a in d.find_elements(By.CSS_SELECTOR, "#artifacts a")}
     assert set(links) == {"report.md", "report.json", "diff_triton_poi_fused_add_relu_0.diff", "optimized_module.py"}
+    d.set_window_size(1280, 1900)  # the whole page, diff included
     d.save_screenshot(str(shots / "job.png"))
+    d.set_window_size(1280, 1000)
     links["report.md"].click()
     deadline = time.monotonic() + 20
     while not (d.downloads / "report.md").is_file() and time.monotonic() < deadline:
