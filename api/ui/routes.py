@@ -103,7 +103,20 @@ async def _form(request: Request) -> dict[str, Any]:
     return {k: v for k, v in form.items() if isinstance(v, str)}
 
 
+def _same_origin(request: Request) -> None:
+    """A browser's cross-site POST carries an Origin of its own: refused, sign-in included (where there is
+    no session token yet). A request without Origin (not a browser) goes on to the other checks. Behind a
+    proxy that rewrites Host, the proxy must pass X-Forwarded-Host (the host the browser used)."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    hosts = {request.headers.get("host", ""), request.headers.get("x-forwarded-host", "").split(",")[0].strip()}
+    if origin == "null" or origin.split("://", 1)[-1].rstrip("/") not in hosts - {""}:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail="cross-origin request refused")
+
+
 def _check_csrf(request: Request, s: sess.UiSession, token: Any) -> None:
+    _same_origin(request)
     if not sess.csrf_ok(_secret(request), s, token if isinstance(token, str) else None):
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="missing or wrong CSRF token: reload the page")
 
@@ -143,6 +156,7 @@ async def login_page(request: Request) -> Response:
 
 @router.post("/login")
 async def login(request: Request) -> Response:
+    _same_origin(request)
     key = (await _form(request)).get("api_key", "").strip()
 
     def check(session) -> tuple[int, int] | None:

@@ -180,3 +180,17 @@ def test_side_by_side_pairs_removed_and_added_lines():
         (None, "@@ -11,2 +11,2 @@", "hunk", None, "", "hunk"),
         (11, "j", "ctx", 11, "j", "ctx"), (12, "k", "del", 12, "K", "add"),
     ]
+
+
+def test_cross_origin_posts_are_refused(api, two_teams):
+    c = api.client
+    evil = {"Origin": "https://evil.example"}
+    assert c.post("/ui/login", data={"api_key": api.key}, headers=evil).status_code == 403  # login CSRF
+    assert "ko_session" not in c.cookies
+    assert sign_in(c, api.key).status_code == 303
+    same = {"Origin": "http://testserver"}
+    token = csrf_of(c.get("/ui/").text)
+    job = two_teams["a_queued"]
+    assert c.post(f"/ui/jobs/{job}/cancel", data={"csrf": token}, headers=evil).status_code == 403
+    r = c.post(f"/ui/jobs/{job}/cancel", data={"csrf": token}, headers=same, follow_redirects=False)
+    assert r.status_code == 303
