@@ -36,7 +36,7 @@ SECURITY_HEADERS = {
                                "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make the browser send `Origin: null` on POSTs
     "Cache-Control": "no-store",
 }
 

@@ -186,6 +186,7 @@ def test_cross_origin_posts_are_refused(api, two_teams):
     c = api.client
     evil = {"Origin": "https://evil.example"}
     assert c.post("/ui/login", data={"api_key": api.key}, headers=evil).status_code == 403  # login CSRF
+    assert c.post("/ui/login", data={"api_key": api.key}, headers={"Origin": "null"}).status_code == 403
     assert "ko_session" not in c.cookies
     assert sign_in(c, api.key).status_code == 303
     same = {"Origin": "http://testserver"}
