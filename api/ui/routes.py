@@ -31,6 +31,7 @@ STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "crashed")
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 MAX_DIFF_BYTES = 256 * 1024
+MAX_TAGS = 20  # tags with their own geomean row on the overview
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
                                "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -213,11 +214,16 @@ async def overview(request: Request) -> Response:
         causes = Counter(cause_code(c) for c in session.scalars(
             select(Job.cause).where(Job.team_id == team.id, Job.cause.is_not(None))))
         recent, _ = list_jobs(session, team.id, limit=10)
-        return stats, sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])), [job_out(j) for j in recent]
+        tags = session.scalars(select(Job.tag).where(Job.team_id == team.id, Job.tag.is_not(None))
+                               .group_by(Job.tag).order_by(Job.tag).limit(MAX_TAGS + 1)).all()
+        by_tag = [(t, team_stats(session, team.id, tag=t)) for t in tags[:MAX_TAGS]]
+        return (stats, sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])), [job_out(j) for j in recent],
+                by_tag, len(tags) > MAX_TAGS)
 
-    stats, causes, recent = await read_db(request, read)
+    stats, causes, recent, by_tag, more_tags = await read_db(request, read)
     return render(request, "overview.html", {"title": "Overview", "stats": stats, "causes": causes,
-                                             "jobs": recent, "gpu_minutes": stats["gpu_seconds"] / 60.0},
+                                             "jobs": recent, "gpu_minutes": stats["gpu_seconds"] / 60.0,
+                                             "by_tag": by_tag, "more_tags": more_tags},
                   auth=auth)
 
 

@@ -90,6 +90,9 @@ def test_every_page_is_scoped_to_the_team(api, two_teams):
         r = c.get(path)
         assert r.status_code == 200, path
         assert "bravo_secret" not in r.text and "suite-b" not in r.text and two_teams["b_done"] not in r.text, path
+    overview = c.get("/ui/").text
+    by_tag = overview[overview.index('id="by-tag"'):overview.index("</table>", overview.index('id="by-tag"'))]
+    assert "suite-a" in by_tag and "1.250×" in by_tag
     jobs = c.get("/ui/jobs").text
     assert "alpha_model.py" in jobs and "alpha_queued.py" in jobs and "1.25×" in jobs
     job = c.get(f"/ui/jobs/{two_teams['a_done']}").text

@@ -212,8 +212,14 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     assert d.find_element(By.ID, "geomean").text == f"{stats['geomean_speedup']:.3f}×"  # measured jobs only
     assert d.find_element(By.ID, "gpu-minutes").text == f"{stats['gpu_seconds'] / 60:.1f}" == "12.5"
     assert "no-faster-candidate" in body and "no-gpu" in body
+    tag_rows = {r.find_element(By.TAG_NAME, "th").text: [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+                for r in d.find_elements(By.CSS_SELECTOR, "#by-tag tbody tr")}
+    assert tag_rows == {"nlp": ["2", "1", "1.000×", "—", "5.0"], "vision": ["2", "1", "1.310×", "1.310×", "7.5"]}, \
+        tag_rows
     assert not any(n in d.page_source for n in bravo_names)
+    d.set_window_size(1280, 1500)
     d.save_screenshot(str(shots / "overview.png"))
+    d.set_window_size(1280, 1000)
 
     # jobs table and its filters
     load("/ui/jobs", "jobs")
