@@ -328,15 +328,17 @@ def bwrap_argv(c: Confinement, bwrap: str) -> list[str]:
                 seen.add(target)
                 argv.extend(["--ro-bind", real, target])
 
+    # The fresh mounts first: a bind below /tmp (an environment or a checkout there) must land
+    # on the new tmpfs, not be hidden by it.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind-try", "/sys", "/sys"]
+    seen.update(("/proc", "/dev", "/sys"))
+    made.add("/tmp")
     for root in _readable_roots():
         ro(root)
     for name in _ETC_FILES:
         ro(Path("/etc") / name)
     for pkg in _project_packages():
         ro(pkg)
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind-try", "/sys", "/sys"]
-    seen.update(("/proc", "/dev", "/sys"))
-    made.add("/tmp")
     if c.gpu:
         for node in _gpu_nodes():
             argv += ["--dev-bind", node, node]

@@ -66,7 +66,9 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
 def alembic_config(url: str):
     from alembic.config import Config
 
-    cfg = Config(str(ALEMBIC_INI))
+    # From source the repository's alembic.ini (for `alembic` by hand); installed, the migrations
+    # are package data beside this package and no ini file is needed.
+    cfg = Config(str(ALEMBIC_INI)) if ALEMBIC_INI.is_file() else Config()
     cfg.attributes["configure_logger"] = False  # keep the caller's logging as it is
     cfg.set_main_option("script_location", str(REPO / "migrations"))
     # ConfigParser interpolation would choke on '%' in passwords.
