@@ -127,6 +127,10 @@ class _Child:
             if lease is None:
                 lease = self._own_lease = lease_uid(policy)
             uid = lease.uid if lease else None
+        if uid is None and policy.enabled:
+            # A job's orchestrator already runs as the job's uid (the worker dropped it there): its
+            # children keep that uid, and count their processes against it like any job's.
+            uid = policy.job_uid_of_this_process()
         gpu = uses_gpu({**os.environ, **(env or {})})
         confinement = Confinement(scratch=scratch_path, read_only=tuple(Path(os.path.abspath(p)) for p in read_only),
                                   uid=uid, gpu=gpu, isolate=policy.enabled and not trusted)

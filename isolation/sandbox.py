@@ -95,6 +95,11 @@ class SandboxPolicy:
                    lease_dir=env.get("KERNELOPT_SANDBOX_LEASE_DIR", base.lease_dir),
                    bwrap=env.get("KERNELOPT_SANDBOX_BWRAP") or None)
 
+    def job_uid_of_this_process(self) -> int | None:
+        """This process's uid if it is one of the jobs' (a job's orchestrator), else None."""
+        uid = os.getuid()
+        return uid if self.uid_base <= uid < self.uid_base + self.uid_count else None
+
 
 # --------------------------------------------------------------------------- environment
 

@@ -23,7 +23,7 @@ from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
 from pipeline.errors import InputError, require_file
 from pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
                               JobEvent, JobOptions, JobResult)
-from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json
+from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json, write_safely
 
 
 class JobCancelled(Exception):
@@ -192,8 +192,9 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     ctx.report["result"] = result.to_dict()
     ctx.report = to_jsonable(ctx.report)
     write_json(ctx.workdir / "report.json", ctx.report)
-    (ctx.workdir / "report.md").write_text(render_markdown(ctx.report))
-    result.artifacts = sorted(p.name for p in ctx.workdir.iterdir() if p.is_file())
+    write_safely(ctx.workdir / "report.md", render_markdown(ctx.report))
+    # Not following links: the sandboxed children wrote here too (a link may lead where this uid cannot look).
+    result.artifacts = sorted(e.name for e in os.scandir(ctx.workdir) if e.is_file(follow_symlinks=False))
     ctx.report["result"]["artifacts"] = result.artifacts
     write_json(ctx.workdir / "report.json", ctx.report)
     ctx.emit("report", "stage_finished", f"{result.outcome}: {result.cause}", outcome=result.outcome,

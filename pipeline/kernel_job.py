@@ -10,7 +10,6 @@ only: the interpreter's times say nothing about a GPU).
 from __future__ import annotations
 
 import hashlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from load.problem import dtype_from_name, import_problem, make_inputs, output_le
 from load.stage import LoadResult
 from pipeline.job import JobContext
 from pipeline.options import NO_GPU_TIMING, JobResult
-from pipeline.report import write_kernel_diff
+from pipeline.report import write_kernel_diff, write_safely
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from search.generator import Attempt, KernelTarget
@@ -142,8 +141,10 @@ def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
 def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | None) -> JobResult:
     opts = ctx.options
     source = Path(ctx.problem_path).read_text()
-    shutil.copyfile(ctx.problem_path, ctx.workdir / "baseline_module.py")
-    shutil.copyfile(ctx.problem_path, ctx.workdir / "optimized_module.py")
+    # The load child could write here: never copy through a link or into a FIFO it left.
+    original = Path(ctx.problem_path).read_bytes()
+    write_safely(ctx.workdir / "baseline_module.py", original)
+    write_safely(ctx.workdir / "optimized_module.py", original)
     target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
                           precision=opts.precision)
     generators, reasons = [], []
@@ -207,7 +208,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
         outcome = "matched" if g4.metrics.get("within_noise") else "fallback"
         return JobResult(outcome, f"performance-gate: {g4.message}", speedup=1.0,
                          optimized_ms=times["baseline_ms"], **times)
-    (ctx.workdir / "optimized_module.py").write_text(best.candidate.source)
+    write_safely(ctx.workdir / "optimized_module.py", best.candidate.source)
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
     return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],

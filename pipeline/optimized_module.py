@@ -15,6 +15,7 @@ import torch
 from compiled import runtime
 from compiled.graph import CapturedGraph
 from compiled.restitch import arg_tuples, load_tensors, stitched_source
+from pipeline.report import read_safely, write_safely
 
 TENSORS_NAME = "optimized_module_tensors.pt"
 
@@ -81,7 +82,7 @@ def write_optimized_module(path: Path, cg: CapturedGraph, problem_path: str,
         runtime_src,
         "\n# ---- what was verified ----\n",
         # library groups replaced: their statements of call() already launch the candidates
-        f"_OUTPUT_MODULE_SOURCE = {stitched_source(Path(cg.module_path).read_text(), replacements)!r}\n",
+        f"_OUTPUT_MODULE_SOURCE = {stitched_source(read_safely(Path(cg.module_path)).decode(), replacements)!r}\n",
         f"_REPLACEMENTS = {dict(replacements)!r}\n",
         f"_PROBLEM_SOURCE = {Path(problem_path).read_text()!r}\n",
         f"_PROBLEM_SHA = {source_sha256(problem_path)!r}\n",
@@ -93,5 +94,5 @@ def write_optimized_module(path: Path, cg: CapturedGraph, problem_path: str,
         f"_TENSORS_FILE = {TENSORS_NAME!r}\n",
         _TAIL,
     ]
-    path.write_text("".join(parts))
+    write_safely(path, "".join(parts))
     return path

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +45,46 @@ def write_kernel_diff(workdir: Path, name: str, original: str, accepted: str, or
 
     diff = difflib.unified_diff(original.splitlines(True), accepted.splitlines(True),
                                 f"{origin}/{name}.py", f"kernelopt/{name}.py")
-    (workdir / f"diff_{name}.diff").write_text("".join(diff))
+    write_safely(workdir / f"diff_{name}.diff", "".join(diff))
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(to_jsonable(data), indent=1))
+    write_safely(path, json.dumps(to_jsonable(data), indent=1))
+
+
+def write_safely(path: Path, data: str | bytes) -> None:
+    """Write a file of the work directory, which sandboxed code writes too: never through what it left there.
+
+    A link, a FIFO or a directory a submission put at `path` is replaced, not
+    written through (a link to a file elsewhere, a FIFO that blocks the writer
+    forever): the bytes go to a new file beside it, renamed over the name.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".write-")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+        try:
+            os.replace(tmp, path)
+        except IsADirectoryError:
+            shutil.rmtree(path)
+            os.replace(tmp, path)
+    finally:
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def read_safely(path: Path, limit: int = 256 << 20) -> bytes:
+    """A regular file of the work directory, not through a link or a FIFO, at most `limit` bytes."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            raise OSError(f"{path.name} is not a regular file of at most {limit} bytes")
+        return f.read(limit)
 
 
 def speed_line(result: dict) -> str:

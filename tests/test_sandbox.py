@@ -214,3 +214,27 @@ def test_links_left_by_a_child_are_gone_when_it_ends(tmp_path):
     assert "report.md" in planted
     assert not (tmp_path / "report.md").is_symlink() and not (tmp_path / "kernels" / "root").is_symlink()
     assert (tmp_path / "kernels").is_dir()
+
+
+def _process_limit(_) -> int:
+    import resource
+
+    return resource.getrlimit(resource.RLIMIT_NPROC)[0]
+
+
+def _process_limit_of_a_stage_child(_) -> tuple[int, int]:
+    return os.getuid(), run_in_child(_process_limit, None, timeout_s=120)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the uid layer needs a service running as root")
+def test_stage_children_of_a_job_orchestrator_are_held_to_the_process_limit(tmp_path):
+    """As a worker runs a job: the orchestrator as the job's uid (trusted: no namespaces, no limits), its
+    stage children in the sandbox. They keep the job's uid and its per-job process limit (a fork bomb in
+    a submission once got 10,000 processes: the orchestrator, not root, found no uid layer to apply it)."""
+    from isolation.sandbox import Rlimits, SandboxPolicy, lease_uid
+
+    with lease_uid(SandboxPolicy.from_env()) as lease:
+        uid, limit = run_in_child(_process_limit_of_a_stage_child, None, timeout_s=180, trusted=True,
+                                  uid=lease.uid, scratch=tmp_path / "job")
+    assert uid == lease.uid
+    assert limit == Rlimits().processes

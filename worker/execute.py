@@ -31,10 +31,12 @@ of the embedded dispatcher). The flow:
 """
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
 import shutil
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -54,6 +56,12 @@ STAGE_PROGRESS = {"load": 0.02, "compile": 0.1, "decompose": 0.2, "profile": 0.2
 # Seconds the engine's own budget leaves before the hard time limit, so a job
 # that runs long still ends with the engine's report rather than a kill.
 BUDGET_MARGIN_S = 30.0
+
+# What the worker reads of a job's work directory by itself (the artifacts aside: worker.artifacts).
+MAX_EVENTS_CHUNK = 1 << 20  # events.jsonl, per read; a longer line is skipped
+MAX_EVENTS_CHUNKS_PER_TAIL = 16  # reads per call (the monitor's heartbeat waits meanwhile)
+MAX_EVENTS_PER_JOB = 50_000  # recorded into the database; a real job writes a few thousand at most
+MAX_REPORT_BYTES = 16 << 20  # report.json, for the device it ran on
 
 
 # --------------------------------------------------------------------------- database helpers
@@ -89,6 +97,24 @@ def _scope(settings):
 
 # --------------------------------------------------------------------------- device
 
+def open_work_file(path: Path):
+    """A file of a job's work directory, opened for reading as the worker may: a regular file only.
+
+    Sandboxed code writes that directory, and the worker is privileged (root,
+    where jobs get their own uids): a name there may have been swapped for a
+    link to another team's blob or the service's database, a FIFO (an open
+    that never returns) or a device (a read that never ends). Links are not
+    followed (O_NOFOLLOW), nothing blocks (O_NONBLOCK), and anything but a
+    regular file is refused (OSError).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    f = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        f.close()
+        raise OSError(errno.EINVAL, f"{path.name} is not a regular file")
+    return f
+
+
 def ran_on_gpu(workdir: Path, env: dict[str, str] | None) -> bool:
     """Whether the job's engine saw a GPU: its own probe, as its report records it.
 
@@ -97,7 +123,8 @@ def ran_on_gpu(workdir: Path, env: dict[str, str] | None) -> bool:
     GPU time. Without a report (the engine died first) a pinned GPU counts.
     """
     try:
-        return bool(json.loads((workdir / "report.json").read_text())["device"]["cuda"])
+        with open_work_file(workdir / "report.json") as f:
+            return bool(json.loads(f.read(MAX_REPORT_BYTES))["device"]["cuda"])
     except (OSError, ValueError, KeyError, TypeError):
         return bool((env or {}).get("CUDA_VISIBLE_DEVICES") or os.environ.get("CUDA_VISIBLE_DEVICES"))
 
@@ -156,6 +183,7 @@ class _Monitor(threading.Thread):
         self._offset = 0  # bytes of events.jsonl recorded so far
         self._progress = 0.0
         self.cancel_touched = False
+        self.refused = False  # events.jsonl was not a regular file (warned once)
         self.lost = False  # the job is no longer ours (re-queued by the reaper)
         self.events_recorded = 0
 
@@ -207,16 +235,37 @@ class _Monitor(threading.Thread):
 
         The offset advances line by line as each is recorded, so a database error
         part-way retries from the first unrecorded line: none lost, none doubled.
+        The file is read as the job left it, which sandboxed code can change: a
+        regular file only (`open_work_file`: a link or a FIFO is refused), at most
+        MAX_EVENTS_CHUNK bytes per read and MAX_EVENTS_CHUNKS_PER_TAIL reads per call;
+        a line longer than a read is skipped; past MAX_EVENTS_PER_JOB events, no more
+        are recorded.
         """
+        for _ in range(MAX_EVENTS_CHUNKS_PER_TAIL):
+            if not self._tail_once():
+                break
+
+    def _tail_once(self) -> bool:
+        """Record the complete lines of the next chunk; whether a full chunk was read (more may follow)."""
         try:
-            with open(self.events_path, "rb") as f:
+            with open_work_file(self.events_path) as f:
                 f.seek(self._offset)
-                chunk = f.read()
+                chunk = f.read(MAX_EVENTS_CHUNK)
         except FileNotFoundError:
-            return
+            return False
+        except OSError as exc:
+            if not self.refused:
+                log.warning("job %s: events.jsonl not read (%s): the job's later events are not recorded",
+                            self.job_id, exc)
+                self.refused = True
+            return False
         end = chunk.rfind(b"\n")
         if end < 0:
-            return  # no complete line yet
+            if len(chunk) == MAX_EVENTS_CHUNK:  # one line longer than a whole chunk: not an event of the engine
+                log.warning("job %s: skipped an event line longer than %d bytes", self.job_id, MAX_EVENTS_CHUNK)
+                self._offset += len(chunk)
+                return True
+            return False  # no complete line yet
         from service import jobs
 
         with _scope(self.settings) as s:
@@ -224,8 +273,14 @@ class _Monitor(threading.Thread):
                 if line.strip():
                     self._record(s, jobs, line)
                 self._offset += len(line) + 1
+        return len(chunk) == MAX_EVENTS_CHUNK
 
     def _record(self, s, jobs, line: bytes) -> None:
+        if self.events_recorded >= MAX_EVENTS_PER_JOB:
+            if self.events_recorded == MAX_EVENTS_PER_JOB:
+                log.warning("job %s: more than %d events; no more are recorded", self.job_id, MAX_EVENTS_PER_JOB)
+                self.events_recorded += 1
+            return
         try:
             ev = json.loads(line)
         except ValueError:
