@@ -135,7 +135,7 @@ def test_gate_failures_go_back_into_the_conversation(tmp_path, monkeypatch):
     script = ["I would make the block smaller.", fenced(BROKEN), fenced(GOOD, "Use 512-element blocks.")]
     with ScriptedLLM(script) as server:
         result, run = _job(tmp_path, monkeypatch, server, iterations=3)
-    assert len(server.requests) == 3
+    assert len(server.requests) == 3, (result.outcome, result.cause)
     first, second, third = server.requests
     assert SOURCE in user_text(first)  # the kernel's source, in full
     assert "prose only" in user_text(second) and "rejected at extract" in user_text(second)
@@ -176,7 +176,7 @@ def test_a_hanging_endpoint_times_out_and_the_job_still_ends(tmp_path, monkeypat
         result, run = _job(tmp_path, monkeypatch, server, iterations=5,
                            env={"KERNELOPT_LLM_TIMEOUT_S": "1", "KERNELOPT_LLM_MAX_RETRIES": "0"})
         assert time.monotonic() - t0 < 120
-    assert len(server.requests) == 2  # two failed calls retire the chain
+    assert len(server.requests) == 2, (result.outcome, result.cause)  # two failed calls retire the chain
     assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
     report = json.loads((run / "report.json").read_text())
     assert report["llm"]["failed_calls"] == 2 and "timeout" in report["search"][0]["notes"][0]
