@@ -19,6 +19,7 @@ from sqlalchemy.exc import DataError, OperationalError
 
 from api.deps import AuthCache
 from api.metrics import Metrics, MetricsMiddleware
+from api.options import InvalidOptions
 from api.routes import health, jobs, stats
 from service.settings import Settings, get_settings
 
@@ -152,6 +153,12 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
         # Input the database refuses (a value it cannot store): the client's error, not ours.
         log.warning("database refused input on %s %s: %s", request.method, request.url.path, exc.orig)
         return JSONResponse({"detail": f"invalid input: {str(exc.orig).splitlines()[0] if exc.orig else 'refused'}"},
+                            status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.exception_handler(InvalidOptions)
+    async def invalid_options(request: Request, exc: InvalidOptions):
+        # `detail` for humans (one line, every bad option named), `errors` for programs.
+        return JSONResponse({"detail": str(exc), "errors": exc.errors},
                             status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
     @app.exception_handler(Exception)

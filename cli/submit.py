@@ -145,7 +145,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             job = client.submit(file, weights=args.weights, options=options, tag=args.tag,
                                 idempotency_key=args.idempotency_key, log=say)
         except ApiError as exc:
-            err(f"submission refused: {exc}")
+            if exc.status_code == 422:  # e.g. "invalid options: `seeds`: must not be empty": one line, nothing stored
+                err(" ".join(f"{exc.detail} (HTTP 422; nothing was submitted)".split()))
+            else:
+                err(f"submission refused: {exc}")
             return EXIT_API
         except Exception as exc:
             err(f"cannot reach {client.url}: {type(exc).__name__}: {exc}")

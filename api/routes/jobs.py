@@ -1,19 +1,18 @@
 """/v1/jobs: submit, get, list, cancel, live events, artifacts."""
 from __future__ import annotations
 
-import json
 import logging
 import mimetypes
 import re
-from dataclasses import fields as dc_fields
 from datetime import datetime, timezone
-from typing import Annotated, Any, get_args, get_origin
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
 from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
+from api.options import options_summary, parse_options
 from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
 from api.sse import job_event_stream
 from api.uploads import read_submission
@@ -51,56 +50,6 @@ def job_out(job: Any) -> JobOut:
         links=job_links(job.id))
 
 
-def _check_type(name: str, annotation: Any, value: Any) -> None:
-    """A light type check of one option (JobOptions is a dataclass and checks only some values)."""
-    ann = annotation if not isinstance(annotation, str) else {
-        "str": str, "float": float, "int": int, "bool": bool, "list[str]": list[str], "list[int]": list[int],
-    }.get(annotation.replace(" ", ""), object)
-    origin = get_origin(ann)
-    ok: bool
-    if ann is float:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    elif ann is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif ann is bool:
-        ok = isinstance(value, bool)
-    elif ann is str:
-        ok = isinstance(value, str)
-    elif origin is list:
-        (item,) = get_args(ann) or (object,)
-        ok = isinstance(value, list) and all(
-            isinstance(v, item) and not (item is int and isinstance(v, bool)) for v in value)
-    else:
-        ok = True
-    if not ok:
-        raise ValueError(f"option {name!r} must be of type {getattr(ann, '__name__', str(ann))}, got {value!r}")
-
-
-def parse_options(text: str | None) -> dict:
-    """The `options` form field (JSON object) → the job's effective options, or a 422."""
-    from pipeline.options import JobOptions
-
-    if text is None or not text.strip():
-        raw: Any = {}
-    else:
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                                detail=f"`options` is not valid JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                            detail="`options` must be a JSON object, e.g. {\"dtype\": \"bf16\", \"time_budget_s\": 600}")
-    try:
-        annotations = {f.name: f.type for f in dc_fields(JobOptions)}
-        for name, value in raw.items():
-            if name in annotations:
-                _check_type(name, annotations[name], value)
-        return JobOptions.from_dict(raw).to_dict()
-    except (ValueError, TypeError) as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid options: {exc}") from None
-
-
 def _utc(value: datetime | None) -> datetime | None:
     if value is not None and value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
@@ -116,8 +65,7 @@ SUBMIT_BODY = {
             "file": {"type": "string", "format": "binary",
                      "description": "the model file (KernelBench convention) or a Triton kernel file"},
             "weights": {"type": "string", "format": "binary", "description": "optional safetensors weights"},
-            "options": {"type": "string", "description": "JSON object of job options: dtype (fp32|bf16|fp16), "
-                        "precision (strict|tf32), time_budget_s, generators, seeds, ... (pipeline.options.JobOptions)"},
+            "options": {"type": "string", "description": options_summary()},
             "tag": {"type": "string", "maxLength": 200, "description": "free label to filter and aggregate jobs by"},
         },
     }}},
@@ -144,7 +92,7 @@ async def submit_job(
     ))] = None,
 ) -> JobOut:
     sub = await read_submission(request, settings.max_upload_bytes)
-    options = parse_options(sub.options_text)
+    options = parse_options(sub.options_text)  # one model (api.options), before anything is stored: 422 if bad
     if sub.tag is not None and len(sub.tag) > 200:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`tag` is longer than 200 characters")
     if sub.tag is not None and not re.match(PRINTABLE, sub.tag):
