@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from service.job_queries import get_job, load_job
+from service.notify import mark_changed
 from storage.blobs import BlobStore
 from storage.models import (CANCELLED, CRASHED, FAILED, QUEUED, RUNNING, SUCCEEDED, Artifact, Job, JobEvent,
                             Team, utcnow)
@@ -210,6 +211,7 @@ def _event(session: Session, job_id: str, stage: str | None, kind: str, message:
                   data=_json_safe(data), at=utcnow())
     session.add(ev)
     session.flush()
+    mark_changed(session, job_id)  # the API's event streams hear of it when this commits (service.notify)
     return ev.id
 
 
