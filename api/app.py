@@ -21,6 +21,8 @@ from api.deps import AuthCache
 from api.metrics import Metrics, MetricsMiddleware
 from api.options import InvalidOptions
 from api.routes import health, jobs, stats
+from api.sse import RESYNC_S
+from api.stream_limit import StreamSlots
 from service.settings import Settings, get_settings
 
 log = logging.getLogger("kernelopt.api")
@@ -65,7 +67,7 @@ class _LazyDispatcher:
 
 
 def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
-               auth_cache_ttl_s: float | None = None, sse_poll_interval_s: float = 0.5,
+               auth_cache_ttl_s: float | None = None, sse_resync_interval_s: float = RESYNC_S,
                db_threads: int | None = None) -> FastAPI:
     from storage.blobs import BlobStore
     from storage.db import make_engine, make_sessionmaker
@@ -98,6 +100,9 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
         try:
             yield
         finally:
+            for hub in list(app.state.sse_hubs.values()):
+                hub.shutdown()
+            await app.state.stream_slots.close()
             if own_dispatcher is not None:
                 own_dispatcher.close()
             engine.dispose()
@@ -135,7 +140,11 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.state.auth_cache = AuthCache(ttl_s=settings.auth_cache_ttl_s if auth_cache_ttl_s is None else auth_cache_ttl_s)
     app.state.metrics = metrics
     app.state.broker_ping = broker_ping
-    app.state.sse_poll_interval_s = sse_poll_interval_s
+    # Event streams: one hub per event loop, fed by this process's one job-change subscription
+    # (api.sse, service.notify), and the per-team cap on open streams (api.stream_limit).
+    app.state.sse_resync_interval_s = sse_resync_interval_s
+    app.state.sse_hubs = {}
+    app.state.stream_slots = StreamSlots(settings.max_sse_streams_per_team, settings.broker_url)
     # Threads doing database work at once (see api.deps.in_db_thread); the pool has room for them.
     app.state.db_threads = db_threads or settings.api_db_threads
     app.state.db_limiters = {}  # one per event loop (tests drive one app from two loops)

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     # Sizes are apparent sizes (st_size), so a sparse file counts fully.
     max_artifact_bytes: int = 128 * 1024 * 1024
     max_job_artifact_bytes: int = 512 * 1024 * 1024
+    # Open event streams (GET /v1/jobs/{id}/events) per team: counted over all API processes in
+    # Redis when a broker is configured, per API process otherwise. Past it: 429.
+    max_sse_streams_per_team: int = 50
 
     @field_validator("database_url", "broker_url", mode="before")
     @classmethod
@@ -82,7 +85,7 @@ class Settings(BaseSettings):
     def _consistent(self) -> "Settings":
         for name in ("max_upload_bytes", "max_queued_jobs_per_team", "job_time_limit_s",
                      "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts",
-                     "max_artifact_bytes", "max_job_artifact_bytes"):
+                     "max_artifact_bytes", "max_job_artifact_bytes", "max_sse_streams_per_team"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
         if self.auth_cache_ttl_s < 0 or self.api_db_threads < 1:

@@ -7,6 +7,8 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
+import anyio
+import anyio.to_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
@@ -14,7 +16,8 @@ from starlette.concurrency import run_in_threadpool
 from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
 from api.options import options_summary, parse_options
 from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
-from api.sse import job_event_stream
+from api.sse import StreamHub, job_event_stream
+from api.stream_limit import Slot, StreamsFull, StreamSlots
 from api.uploads import read_submission
 
 log = logging.getLogger("kernelopt.api")
@@ -28,6 +31,7 @@ JobId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-
 Tag = Annotated[str | None, Query(max_length=200, pattern=PRINTABLE)]
 NOT_FOUND = {404: {"model": Problem, "description": "no such job for this team"}}
 AUTH = {401: {"model": Problem, "description": "missing or invalid API key"}}
+STREAMS_RETRY_AFTER_S = 15
 
 
 def job_links(job_id: str) -> dict[str, str]:
@@ -226,44 +230,91 @@ def event_dict(ev: Any) -> dict:
             "kind": ev.kind, "message": ev.message, "data": ev.data or {}}
 
 
+def _read_job_events(factory, team_id: int, job_id: str, after_id: int, limit: int):
+    """One read for the streams of a job: the job (status first: terminal and no newer events
+    means done), then its events after `after_id`. Team-scoped like every API read."""
+    from service.job_queries import events_after, get_job
+    from storage.models import TERMINAL_STATUSES
+
+    with factory() as s:
+        job = get_job(s, team_id, job_id)
+        if job is None:
+            return [], None, True
+        terminal = job.status in TERMINAL_STATUSES
+        events = [event_dict(e) for e in events_after(s, job_id, after_id, limit)]
+        return events, job_out(job).model_dump(mode="json"), terminal
+
+
+def stream_hub(app) -> StreamHub:
+    """This process's hub of open event streams for the running event loop (created on first use)."""
+    import asyncio
+    from functools import partial
+
+    from service.notify import feed_for
+
+    loop = asyncio.get_running_loop()
+    hub = app.state.sse_hubs.get(loop)
+    if hub is None:
+        async def run_db(fn, *args):
+            return await anyio.to_thread.run_sync(fn, *args, limiter=db_limiter(app))
+
+        hub = app.state.sse_hubs[loop] = StreamHub(
+            partial(_read_job_events, app.state.read_sessionmaker), run_db,
+            feed_for(app.state.settings.effective_database_url), resync_s=app.state.sse_resync_interval_s)
+    return hub
+
+
+class _StreamResponse(StreamingResponse):
+    """A streaming response that gives its stream slot back however it ends."""
+
+    def __init__(self, *args, slot: Slot, slots: StreamSlots, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._slot, self._slots = slot, slots
+
+    async def __call__(self, scope, receive, send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._slots.release(self._slot)
+
+
 @router.get("/{job_id}/events", summary="Live events (Server-Sent Events)", response_class=StreamingResponse,
             responses={**AUTH, **NOT_FOUND, 200: {"content": {"text/event-stream": {}}, "description": (
                 "`id:` is the event id (resume with Last-Event-ID or ?after=); `event:` is the kind; "
-                "a final `end` event carries the job once it is terminal")}})
+                "a final `end` event carries the job once it is terminal")},
+                429: {"model": Problem, "description": (
+                    "the team has KERNELOPT_MAX_SSE_STREAMS_PER_TEAM streams open (see Retry-After); "
+                    "GET /v1/jobs/{id} polls are not limited")}})
 async def job_events(
     request: Request, job_id: JobId, team: TeamDep,
     after: Annotated[int | None, Query(ge=0, le=2**62, description="resume after this event id")] = None,
     last_event_id: Annotated[str | None, Header(max_length=32)] = None,
 ) -> StreamingResponse:
-    from service.job_queries import events_after, get_job
-
-    factory = request.app.state.read_sessionmaker
-    # not SessionDep: a stream must not hold a connection while it lasts
-    await read_db(request, lambda session: _get_or_404(session, team, job_id))
     start = after or 0
     if last_event_id is not None and last_event_id.strip():
         try:
             start = max(start, int(last_event_id.strip()))
         except ValueError:
+            start = -1
+        if not 0 <= start <= 2**62:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
-                                detail="Last-Event-ID must be an event id (an integer)") from None
-    poll = request.app.state.sse_poll_interval_s
-
-    def fetch(after_id: int):
-        with factory() as s:
-            job = get_job(s, team.id, job_id)  # status first: terminal + no newer events => done
-            if job is None:
-                return [], None, True
-            from storage.models import TERMINAL_STATUSES
-
-            terminal = job.status in TERMINAL_STATUSES
-            events = [event_dict(e) for e in events_after(s, job_id, after_id)]
-            return events, job_out(job).model_dump(mode="json"), terminal
-
-    limiter = db_limiter(request.app)
-    return StreamingResponse(job_event_stream(fetch, start, poll_interval_s=poll, limiter=limiter),
-                             media_type="text/event-stream",
-                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+                                detail="Last-Event-ID must be an event id (an integer in [0, 2**62])")
+    # not SessionDep: a stream must not hold a connection while it lasts
+    await read_db(request, lambda session: _get_or_404(session, team, job_id))
+    slots: StreamSlots = request.app.state.stream_slots
+    try:
+        slot = await slots.acquire(team.id)
+    except StreamsFull as full:
+        retry = STREAMS_RETRY_AFTER_S
+        where = "over all API processes" if full.shared else "on this API process"
+        raise HTTPException(status.HTTP_429_TOO_MANY_REQUESTS, headers={"Retry-After": str(retry)}, detail=(
+            f"too many open event streams for team {team.name!r}: {full.open_streams} {where} "
+            f"(limit {full.limit}, KERNELOPT_MAX_SSE_STREAMS_PER_TEAM); close one, or poll GET /v1/jobs/{job_id}; "
+            f"retry after {retry} s")) from None
+    return _StreamResponse(job_event_stream(stream_hub(request.app), team.id, job_id, start),
+                           slot=slot, slots=slots, media_type="text/event-stream",
+                           headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
 
 
 def _artifact_out(job_id: str, a: Any) -> ArtifactOut:

@@ -88,7 +88,6 @@ def make_api(settings, team_key, **app_kwargs) -> Api:
 
     dispatcher = RecordingDispatcher()
     app_kwargs.setdefault("auth_cache_ttl_s", 0.0)
-    app_kwargs.setdefault("sse_poll_interval_s", 0.05)
     app = create_app(settings, dispatcher, **app_kwargs)
     client = TestClient(app)
     return Api(app=app, client=client, settings=settings, dispatcher=dispatcher, team=team_key.team,
