@@ -82,6 +82,8 @@ class StreamSlots:
         self._clients: dict[asyncio.AbstractEventLoop, tuple] = {}  # loop -> (redis.asyncio client, scripts)
         self._held: dict[asyncio.AbstractEventLoop, dict[str, int]] = {}  # loop -> {token: team}
         self._renewers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
+        self._releasing: dict[asyncio.AbstractEventLoop, list[tuple[int, str]]] = {}  # queued for _flush
+        self._flushers: dict[asyncio.AbstractEventLoop, asyncio.Task] = {}
         self._prefix = f"{socket.gethostname()}:{os.getpid()}:"
         self._warned_at = 0.0
 
@@ -116,7 +118,10 @@ class StreamSlots:
         if client is None:
             import redis.asyncio
 
-            redis_client = redis.asyncio.Redis.from_url(self.broker_url, socket_timeout=2, socket_connect_timeout=2)
+            # a few connections, waited for (not refused) when a thousand streams start or end at once
+            pool = redis.asyncio.BlockingConnectionPool.from_url(self.broker_url, max_connections=8, timeout=5,
+                                                                 socket_timeout=2, socket_connect_timeout=2)
+            redis_client = redis.asyncio.Redis(connection_pool=pool)
             client = self._clients[loop] = (redis_client, redis_client.register_script(_ACQUIRE),
                                             redis_client.register_script(_RENEW))
         return client
@@ -149,13 +154,34 @@ class StreamSlots:
         return Slot(team_id, token, True)
 
     async def release(self, slot: Slot) -> None:
+        """Give a slot back. Nothing here waits for Redis (a stream ending by cancellation must
+        not lose its release half-way): the token is queued and one task per loop removes the
+        queued tokens in batches (one ZREM per team)."""
         if not slot.in_redis:
             self._give_local(slot.team_id)
             return
-        self._held.get(asyncio.get_running_loop(), {}).pop(slot.token, None)
+        loop = asyncio.get_running_loop()
+        self._held.get(loop, {}).pop(slot.token, None)
+        self._releasing.setdefault(loop, []).append((slot.team_id, slot.token))
+        task = self._flushers.get(loop)
+        if task is None or task.done():
+            self._flushers[loop] = loop.create_task(self._flush(loop))
+
+    async def _flush(self, loop) -> None:
+        await asyncio.sleep(0)  # let the other streams ending in this tick queue theirs
+        while self._releasing.get(loop):
+            await self._zrem(self._releasing.pop(loop))
+
+    async def _zrem(self, slots: list[tuple[int, str]]) -> None:
+        by_team: dict[int, list[str]] = {}
+        for team_id, token in slots:
+            by_team.setdefault(team_id, []).append(token)
         try:
-            await self._client()[0].zrem(KEY.format(team_id=slot.team_id), slot.token)
-        except Exception as exc:  # its lease runs out on its own
+            async with self._client()[0].pipeline(transaction=False) as pipe:
+                for team_id, tokens in by_team.items():
+                    pipe.zrem(KEY.format(team_id=team_id), *tokens)
+                await pipe.execute()
+        except Exception as exc:  # their leases run out on their own
             self._redis_down(exc)
 
     async def _renew(self, loop) -> None:
@@ -173,10 +199,15 @@ class StreamSlots:
                 self._redis_down(exc)
 
     async def close(self) -> None:
+        """At shutdown: give back every slot this loop still holds, stop its tasks."""
         loop = asyncio.get_running_loop()
-        task = self._renewers.pop(loop, None)
-        if task is not None:
-            task.cancel()
+        for tasks in (self._renewers, self._flushers):
+            task = tasks.pop(loop, None)
+            if task is not None:
+                task.cancel()
+        left = self._releasing.pop(loop, []) + [(team, token) for token, team in self._held.pop(loop, {}).items()]
+        if left and loop in self._clients:
+            await self._zrem(left)
         client = self._clients.pop(loop, None)
         if client is not None:
-            await client[0].aclose()
+            await client[0].aclose(close_connection_pool=True)

@@ -167,11 +167,14 @@ class ChangeFeed:
                 self.publish(None)  # what was committed while nobody listened: re-read it all
                 quiet_since = time.monotonic()
                 while not self._idle_too_long():
-                    got = [n.payload for n in conn.notifies(timeout=1.0, stop_after=256)]
-                    if got:
-                        self.publish(got)
+                    # each notification as it arrives (the generator ends after a second of silence,
+                    # so that idleness and the stop flag are checked)
+                    for n in conn.notifies(timeout=1.0):
+                        self.publish((n.payload,))
                         quiet_since = time.monotonic()
-                    elif time.monotonic() - quiet_since > self.PING_S:
+                        if self._stop.is_set():
+                            break
+                    if time.monotonic() - quiet_since > self.PING_S:
                         conn.execute("SELECT 1")  # a silently dead connection raises here
                         quiet_since = time.monotonic()
             except Exception as exc:

@@ -286,6 +286,7 @@ def test_redis_leases_of_open_streams_are_renewed(redis_url):
         with pytest.raises(StreamsFull):
             await other.acquire(987654322)
         await slots.release(slot)
+        await asyncio.sleep(0.2)  # released in the background, in batches
         await other.release(await other.acquire(987654322))
         await slots.close()
         await other.close()
@@ -325,3 +326,28 @@ def test_listener_reconnects_and_streams_catch_up(pg_url, tmp_path, make_team):
         later = worker.event(job, "search", "after the reconnect")
         assert stream.wait_for(lambda s: later in s.ids(), timeout=5)
         stream.close()
+
+
+def test_a_thousand_streams_starting_and_ending_at_once_leave_no_slot_behind(redis_url):
+    """Acquired and released all at once, through a few Redis connections: none refused, none lost."""
+    import redis
+
+    from api.stream_limit import KEY, StreamsFull, StreamSlots
+
+    team = 987654323
+
+    async def scenario():
+        slots = StreamSlots(1000, redis_url)
+        held = await asyncio.gather(*(slots.acquire(team) for _ in range(1000)))
+        assert all(s.in_redis for s in held)
+        with pytest.raises(StreamsFull):
+            await slots.acquire(team)
+        await asyncio.gather(*(slots.release(s) for s in held))
+        for _ in range(50):
+            if not redis.Redis.from_url(redis_url).zcard(KEY.format(team_id=team)):
+                break
+            await asyncio.sleep(0.1)
+        await slots.close()
+
+    asyncio.run(scenario())
+    assert redis.Redis.from_url(redis_url).zcard(KEY.format(team_id=team)) == 0
