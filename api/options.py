@@ -57,8 +57,9 @@ class JobOptionsIn(BaseModel):
     time_budget_s: float = _finite(gt=0, le=7 * 24 * 3600, default=_ENGINE.time_budget_s,
                                    description="seconds for the whole job, compile included "
                                                "(capped by the server's job time limit)")
-    generators: list[str] = Field(list(_ENGINE.generators), min_length=1, max_length=16,
-                                  description="candidate generators, from: " + ", ".join(generator_registry.available()))
+    generators: list[str] = Field(
+        list(_ENGINE.generators), min_length=1, max_length=16,
+        description="candidate generators, from: " + ", ".join(generator_registry.available()))
     gamma: float = _finite(ge=1.0, le=100.0, default=_ENGINE.gamma,
                            description="Gate 4: the end-to-end speedup a candidate must reach")
     rho_max: float = _finite(ge=1.0, le=1e6, default=_ENGINE.rho_max,
