@@ -58,7 +58,7 @@ def format_event(data: dict, *, event: str | None = None, id: int | None = None)
 
 @dataclass
 class Batch:
-    events: list[dict]
+    events: list[tuple[int, str]]  # (event id, the event as SSE text: formatted once for every stream)
     job: dict | None  # None: the job is gone
     terminal: bool  # the job has ended and `events` reach its last event
 
@@ -102,12 +102,13 @@ class JobFeed:
             finally:
                 self.hub.reads += 1
             full = len(events) >= PAGE
+            events = [(ev["id"], format_event(ev, event=ev.get("kind") or "message", id=ev["id"])) for ev in events]
             for sub in list(self.subs):
                 if sub.cursor < start:
                     continue  # joined during the read, further back: the next read (dirty) starts there
-                new = [ev for ev in events if ev["id"] > sub.cursor]
+                new = [ev for ev in events if ev[0] > sub.cursor]
                 if new:
-                    sub.cursor = new[-1]["id"]
+                    sub.cursor = new[-1][0]
                 ended = job is None or (terminal and not full)
                 if new or ended:
                     sub.push(Batch(new, job, ended))
@@ -220,8 +221,8 @@ async def job_event_stream(hub: StreamHub, team_id: int, job_id: str, after: int
                 if batch.job is None:  # deleted while streaming
                     yield format_event({"detail": "job not found"}, event="error")
                     return
-                for ev in batch.events:
-                    yield format_event(ev, event=ev.get("kind") or "message", id=ev["id"])
+                if batch.events:
+                    yield "".join(text for _, text in batch.events)  # one write for what arrived together
                     last_sent = time.monotonic()
                 if batch.terminal:
                     yield format_event(batch.job, event="end")
