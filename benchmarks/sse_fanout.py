@@ -473,6 +473,7 @@ def run(args) -> dict:
     load_before = os.getloadavg()
     ctx = multiprocessing.get_context("spawn")
     tmp = Path(tempfile.mkdtemp(prefix="sse-bench-"))
+    tmp.chmod(0o711)  # jobs run as their own uids: the serve refuses a data directory they cannot traverse
     data_dir = tmp / "data"
     database_url = args.database_url
     created_db = None
