@@ -96,8 +96,9 @@ class JobFeed:
             start = min(s.cursor for s in self.subs)
             try:
                 events, job, terminal = await self.hub.run_db(self.hub.fetch, self.team_id, self.job_id, start, PAGE)
-            except Exception as exc:  # the database is down: streams wait, the resync retries
+            except Exception as exc:  # the database is down: the streams wait, and the read is retried
                 log.warning("event stream read of job %s failed: %s: %s", self.job_id, type(exc).__name__, exc)
+                asyncio.get_running_loop().call_later(self.hub.degraded_resync_s, self.poke)
                 return
             finally:
                 self.hub.reads += 1
