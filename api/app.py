@@ -21,7 +21,7 @@ from api.deps import AuthCache
 from api.metrics import Metrics, MetricsMiddleware
 from api.options import InvalidOptions
 from api.routes import health, jobs, stats
-from api.sse import RESYNC_S
+from api.sse import KEEPALIVE_S, RESYNC_S
 from api.stream_limit import StreamSlots
 from service.settings import Settings, get_settings
 
@@ -68,6 +68,7 @@ class _LazyDispatcher:
 
 def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
                auth_cache_ttl_s: float | None = None, sse_resync_interval_s: float = RESYNC_S,
+               sse_keepalive_s: float = KEEPALIVE_S,
                db_threads: int | None = None) -> FastAPI:
     from storage.blobs import BlobStore
     from storage.db import make_engine, make_sessionmaker
@@ -143,6 +144,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     # Event streams: one hub per event loop, fed by this process's one job-change subscription
     # (api.sse, service.notify), and the per-team cap on open streams (api.stream_limit).
     app.state.sse_resync_interval_s = sse_resync_interval_s
+    app.state.sse_keepalive_s = sse_keepalive_s
     app.state.sse_hubs = {}
     app.state.stream_slots = StreamSlots(settings.max_sse_streams_per_team, settings.broker_url)
     # Threads doing database work at once (see api.deps.in_db_thread); the pool has room for them.

@@ -70,6 +70,8 @@ class Subscription:
     cursor: int  # the last event id handed to this stream (its resume position at first)
     pending: collections.deque = field(default_factory=collections.deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    last_sent: float = field(default_factory=time.monotonic)
+    keepalive: bool = False  # set by the hub's tick when the stream has been quiet for keepalive_s
 
     def push(self, batch: Batch) -> None:
         self.pending.append(batch)
@@ -121,9 +123,9 @@ class StreamHub:
     """The open event streams of one API process (one event loop), fed by one ChangeFeed."""
 
     def __init__(self, fetch: Fetch, run_db: RunDb, feed, *, resync_s: float = RESYNC_S,
-                 degraded_resync_s: float = DEGRADED_RESYNC_S):
+                 degraded_resync_s: float = DEGRADED_RESYNC_S, keepalive_s: float = KEEPALIVE_S):
         self.fetch, self.run_db, self.feed = fetch, run_db, feed
-        self.resync_s, self.degraded_resync_s = resync_s, degraded_resync_s
+        self.resync_s, self.degraded_resync_s, self.keepalive_s = resync_s, degraded_resync_s, keepalive_s
         self.loop = asyncio.get_running_loop()
         self.jobs: dict[tuple[int, str], JobFeed] = {}
         self.streams = 0
@@ -178,14 +180,22 @@ class StreamHub:
             self._unsubscribe = None
 
     async def _resync(self) -> None:
-        """The safety re-read: every `resync_s`, or every `degraded_resync_s` while the notifier is
-        not connected (a tick costs nothing when there is nothing to do)."""
+        """One tick a second for all the streams of the hub (a tick costs nothing when there is
+        nothing to do): the keepalives of quiet streams (so a stream waits on its event alone, with
+        no timer of its own), and the safety re-read: every `resync_s`, every `degraded_resync_s`
+        while the notifier is not connected."""
         last = time.monotonic()
         while self.jobs:
-            await asyncio.sleep(min(self.degraded_resync_s, self.resync_s))
-            if self.feed.connected.is_set() and time.monotonic() - last < self.resync_s:
+            await asyncio.sleep(min(1.0, self.degraded_resync_s, self.resync_s))
+            now = time.monotonic()
+            for feed in self.jobs.values():
+                for sub in feed.subs:
+                    if not sub.pending and now - sub.last_sent >= self.keepalive_s:
+                        sub.keepalive = True
+                        sub.wake.set()
+            if self.feed.connected.is_set() and now - last < self.resync_s:
                 continue
-            last = time.monotonic()
+            last = now
             for feed in list(self.jobs.values()):
                 feed.poke()
 
@@ -200,23 +210,21 @@ class StreamHub:
             self._unsubscribe = None
 
 
-async def job_event_stream(hub: StreamHub, team_id: int, job_id: str, after: int, *,
-                           keepalive_s: float = KEEPALIVE_S) -> AsyncIterator[str]:
+async def job_event_stream(hub: StreamHub, team_id: int, job_id: str, after: int) -> AsyncIterator[str]:
     """The SSE body of one stream: its job's events after `after`, then `end` (or `error`)."""
     yield f"retry: {RETRY_MS}\n\n"
     sub = hub.open(team_id, job_id, after)
     try:
-        last_sent = time.monotonic()
         while True:
-            if not sub.pending:
+            if not sub.pending and not sub.keepalive:
                 sub.wake.clear()
-                try:
-                    wait_s = max(0.1, keepalive_s - (time.monotonic() - last_sent))
-                    await asyncio.wait_for(sub.wake.wait(), timeout=wait_s)
-                except asyncio.TimeoutError:
-                    yield ": keepalive\n\n"
-                    last_sent = time.monotonic()
-                    continue
+                await sub.wake.wait()
+            if not sub.pending:  # quiet for a while: the hub's tick asks for a keepalive
+                sub.keepalive = False
+                sub.last_sent = time.monotonic()
+                yield ": keepalive\n\n"
+                continue
+            sub.keepalive = False
             while sub.pending:
                 batch: Batch = sub.pending.popleft()
                 if batch.job is None:  # deleted while streaming
@@ -224,7 +232,7 @@ async def job_event_stream(hub: StreamHub, team_id: int, job_id: str, after: int
                     return
                 if batch.events:
                     yield "".join(text for _, text in batch.events)  # one write for what arrived together
-                    last_sent = time.monotonic()
+                    sub.last_sent = time.monotonic()
                 if batch.terminal:
                     yield format_event(batch.job, event="end")
                     return

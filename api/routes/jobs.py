@@ -260,7 +260,8 @@ def stream_hub(app) -> StreamHub:
 
         hub = app.state.sse_hubs[loop] = StreamHub(
             partial(_read_job_events, app.state.read_sessionmaker), run_db,
-            feed_for(app.state.settings.effective_database_url), resync_s=app.state.sse_resync_interval_s)
+            feed_for(app.state.settings.effective_database_url), resync_s=app.state.sse_resync_interval_s,
+            keepalive_s=app.state.sse_keepalive_s)
     return hub
 
 

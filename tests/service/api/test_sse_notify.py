@@ -351,3 +351,21 @@ def test_a_thousand_streams_starting_and_ending_at_once_leave_no_slot_behind(red
 
     asyncio.run(scenario())
     assert redis.Redis.from_url(redis_url).zcard(KEY.format(team_id=team)) == 0
+
+
+def test_a_quiet_stream_gets_keepalives_and_then_its_events(settings, team_key):
+    api = make_api(settings, team_key, sse_resync_interval_s=NO_RESYNC, sse_keepalive_s=1.0)
+    with api.client, LiveServer(api.app) as live:
+        job = api.submit().json()["id"]
+        lines: list[str] = []
+        claimed = False
+        with httpx.stream("GET", events_url(live, job), headers=api.headers(), timeout=20) as r:
+            for line in r.iter_lines():
+                lines.append(line)
+                if lines.count(": keepalive") == 2 and not claimed:
+                    ScriptedWorker(api).claim(job)  # and then an event
+                    claimed = True
+                if line.startswith("data: ") and "running on" in line:
+                    break
+        assert lines.count(": keepalive") == 2
+        assert any(line.startswith("id: ") for line in lines)  # the catch-up came first
