@@ -26,6 +26,11 @@ pg_stat_user_tables: the database's own count of reads) per second. --repo runs 
 from another checkout (e.g. the commit before the notifier) for a before/after comparison.
 
 Target (issue 7): team B's p99 < 50 ms while team A holds 1000 streams.
+
+Diagnostics: `slow_polls_at` in the JSON lists the polls over 50 ms with their wall-clock due
+time; with SSE_BENCH_GC_LOG=1 the embedded server logs its event-loop stalls over 30 ms and its
+garbage collector's slow passes, with the same clock, so a slow poll can be told apart as the
+server's own stall or the machine's.
 """
 from __future__ import annotations
 
@@ -184,6 +189,49 @@ def serve_embedded_child() -> None:
         if n % 10 == 0:
             counter_file.write_text(str(n))
 
+    if env.get("SSE_BENCH_GC_LOG"):  # diagnostics: how long the collector's passes stop the server
+        import gc
+
+        started: dict = {}
+
+        def on_gc(phase, info) -> None:
+            if phase == "start":
+                started["t"] = time.perf_counter()
+            elif info["generation"] == 2 or time.perf_counter() - started.get("t", 0) > 0.02:
+                ms = (time.perf_counter() - started.get("t", 0)) * 1000
+                print(f"gc gen{info['generation']} {ms:.1f} ms collected {info['collected']} at {time.time():.2f} "
+                      f"objects {len(gc.get_objects()) if info['generation'] == 2 else '-'}", file=sys.stderr,
+                      flush=True)
+
+        gc.callbacks.append(on_gc)
+
+        from api import app as app_module
+
+        real_create_app = app_module.create_app
+
+        def create_app_with_lag_monitor(*a, **kw):
+            """The app, and a task in its event loop that reports when the loop stalls > 30 ms."""
+            import asyncio
+
+            app = real_create_app(*a, **kw)
+            started_monitor: list = []
+
+            async def watch() -> None:
+                while True:
+                    t0 = time.perf_counter()
+                    await asyncio.sleep(0.01)
+                    lag = (time.perf_counter() - t0 - 0.01) * 1000
+                    if lag > 30:
+                        print(f"loop lag {lag:.0f} ms at {time.time():.2f}", file=sys.stderr, flush=True)
+
+            async def asgi(scope, receive, send):
+                if not started_monitor:
+                    started_monitor.append(asyncio.get_running_loop().create_task(watch()))
+                await app(scope, receive, send)
+
+            return asgi
+
+        create_app = create_app_with_lag_monitor  # noqa: F811
     settings = get_settings()
     t = threading.Thread(target=write_events, daemon=True,
                          args=(settings.effective_database_url, jobs, float(env["SSE_BENCH_RATE"]), Go(), stop, count))
@@ -267,8 +315,9 @@ async def _poll(host, port, key, job_id, rate, seconds, connections, timeout_s) 
         free.append(c)
     opened = [connections]
     latencies: list[tuple[int, float]] = []
+    spikes: list[tuple[float, float]] = []  # (wall time a poll was due, its latency) for those over 50 ms
     statuses: dict = {}
-    begin = time.perf_counter()
+    begin, wall0 = time.perf_counter(), time.time()
     room = asyncio.Semaphore(16 * connections)
 
     async def one(i: int) -> None:
@@ -296,13 +345,15 @@ async def _poll(host, port, key, job_id, rate, seconds, connections, timeout_s) 
                     if code == "timeout" or not reused:
                         break
         latencies.append((i, (time.perf_counter() - due) * 1000))
+        if latencies[-1][1] > 50:
+            spikes.append((round(wall0 + (due - begin), 2), round(latencies[-1][1], 1)))
         statuses[str(code)] = statuses.get(str(code), 0) + 1
 
     await asyncio.gather(*(one(i) for i in range(int(rate * seconds))))
     for c in free:
         if c.writer is not None:
             c.writer.close()
-    return {"latencies_ms": [ms for _, ms in sorted(latencies)], "statuses": statuses,
+    return {"latencies_ms": [ms for _, ms in sorted(latencies)], "statuses": statuses, "spikes": spikes,
             "seconds": time.perf_counter() - begin,
             "connections_opened": opened[0]}
 
@@ -548,7 +599,7 @@ def run(args) -> dict:
                      "seconds": round(elapsed, 2), "events_written": written() - w0,
                      # all processes of the machine (server, clients, PostgreSQL, anything else running)
                      "machine_cpu_busy_pct": round(100 * (busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]), 1),
-                     "latencies_ms_in_due_order": [round(x, 1) for x in lat]}
+                     "latencies_ms_in_due_order": [round(x, 1) for x in lat], "slow_polls_at": got["spikes"]}
             if cpu0 is not None:
                 phase["server_cpu_pct"] = round(100 * (cpu1 - cpu0) / elapsed, 1)
             if scans0 is not None:
