@@ -128,6 +128,7 @@ class StreamHub:
         self.resync_s, self.degraded_resync_s, self.keepalive_s = resync_s, degraded_resync_s, keepalive_s
         self.loop = asyncio.get_running_loop()
         self.jobs: dict[tuple[int, str], JobFeed] = {}
+        self._teams_of: dict[str, set[int]] = {}  # job id -> the teams in the keys of self.jobs
         self.streams = 0
         self.reads = 0  # database reads done for streams (one per job and change, not per stream)
         self.signals = 0  # change signals received
@@ -147,9 +148,9 @@ class StreamHub:
             for feed in self.jobs.values():
                 feed.poke()
             return
-        for feed in self.jobs.values():
-            if feed.job_id in job_ids:
-                feed.poke()
+        for job_id in job_ids:  # most notifications are of jobs nobody here follows: a lookup each
+            for team_id in self._teams_of.get(job_id, ()):
+                self.jobs[(team_id, job_id)].poke()
 
     # -- streams -------------------------------------------------------------------------------
     def open(self, team_id: int, job_id: str, after: int) -> Subscription:
@@ -161,6 +162,7 @@ class StreamHub:
         feed = self.jobs.get(key)
         if feed is None:
             feed = self.jobs[key] = JobFeed(self, team_id, job_id)
+            self._teams_of.setdefault(job_id, set()).add(team_id)
         sub = Subscription(team_id, job_id, after)
         feed.subs.add(sub)
         self.streams += 1
@@ -175,6 +177,10 @@ class StreamHub:
             self.streams -= 1
             if not feed.subs:
                 del self.jobs[key]
+                teams = self._teams_of.get(sub.job_id, set())
+                teams.discard(sub.team_id)
+                if not teams:
+                    self._teams_of.pop(sub.job_id, None)
         if not self.jobs and self._unsubscribe is not None:
             self._unsubscribe()  # idle: the listener may stop after its linger time
             self._unsubscribe = None
