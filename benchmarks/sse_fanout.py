@@ -553,7 +553,8 @@ def run(args) -> dict:
         if args.url is None:
             port = free_port()
             env = {**os.environ, "KERNELOPT_DATA_DIR": str(data_dir), "KERNELOPT_DATABASE_URL": database_url,
-                   "KERNELOPT_MAX_SSE_STREAMS_PER_TEAM": str(cap), "PYTHONPATH": str(REPO)}
+                   "KERNELOPT_MAX_SSE_STREAMS_PER_TEAM": str(cap),
+                   "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
             env.pop("KERNELOPT_BROKER_URL", None)
             if args.broker_url:
                 env["KERNELOPT_BROKER_URL"] = args.broker_url
