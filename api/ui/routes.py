@@ -491,12 +491,12 @@ async def submit(request: Request) -> Response:
         tag = values.get("tag", "").strip() or None
         if tag is not None and (len(tag) > 200 or re.search(r"[\x00-\x1f\x7f]", tag)):
             return fail("The tag must be at most 200 printable characters.")
-        from api.routes.jobs import parse_options
+        from api.options import InvalidOptions, parse_options
 
         try:
-            options = parse_options(json.dumps(options))
-        except HTTPException as exc:
-            return fail(str(exc.detail))
+            options = parse_options(json.dumps(options))  # the API's one model of the options
+        except InvalidOptions as exc:
+            return fail(str(exc))
         filename = re.sub(r"[\x00-\x1f\x7f/\\]", "_", file.filename.rsplit("/", 1)[-1])[:255] or "upload.py"
 
         def store():

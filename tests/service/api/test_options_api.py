@@ -108,3 +108,17 @@ def test_submit_cli_prints_the_422_as_one_line(api, live, tmp_path, monkeypatch,
     assert lines[0].startswith("kernelopt submit: invalid options:"), lines
     assert "`seeds`" in lines[0] and "`time_budget_s`" in lines[0] and "422" in lines[0]
     assert api.count_jobs(api.team.id) == 0
+
+
+def test_dashboard_submit_form_uses_the_same_model(api):
+    """The /ui submit form goes through the same options model: a NaN budget is refused there too."""
+    from tests.service.api.test_ui import csrf_of, sign_in
+
+    c = api.client
+    sign_in(c, api.key)
+    token = csrf_of(c.get("/ui/submit").text)
+    files = {"file": ("form_kernel.py", b"print('k')\n", "text/x-python")}
+    for budget in ("nan", "inf", "-5"):
+        r = c.post("/ui/submit", data={"time_budget_s": budget, "csrf": token}, files=files)
+        assert r.status_code == 422 and "time_budget_s" in r.text, (budget, r.text[:300])
+    assert api.count_jobs(api.team.id) == 0
