@@ -42,6 +42,10 @@ from compiled.module_parse import dotted, find_call, op_name
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)
 CONV_OPS = ("convolution",)
 ANCHOR_OPS = GEMM_OPS + CONV_OPS
+# Library entry points that are one of ANCHOR_OPS under another name. Inductor calls
+# `extern_kernels.bias_addmm(bias expanded to (M, N) with stride 0, mat1, mat2, ...)` for an
+# addmm whose bias is a broadcast row (cuBLASLt's bias epilogue): the same arithmetic as addmm.
+LIBRARY_ALIASES = {"bias_addmm": "addmm"}
 EPILOGUE_KINDS = ("triton", "cpp")
 GROUP_PREFIX = "_kernelopt_group_"
 _STREAM_RE = re.compile(r"^stream(\d+)$")
@@ -94,6 +98,7 @@ def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
     step = graph.steps[i]
     if step.kind == "library" and step.target.startswith(("extern_kernels.", "torch.ops.aten.", "aten.")):
         op = op_name(step.target)
+        op = LIBRARY_ALIASES.get(op, op)
         return (op, "library") if op in ANCHOR_OPS else None
     if step.kind == "triton":
         k = graph.kernels.get(step.target)
@@ -319,7 +324,16 @@ def _span(tree: ast.Module, graph: KernelGraph, group: LibraryGroup) -> tuple[_S
     hoisted = [s for s, k in zip(span_stmts, kinds) if k == "alloc" and _single_target(s) in keep]
     hoisted_names = [_single_target(s) for s in hoisted]
     body_kinds = ("step", "alloc", "alias", "del", "stream")
-    body = [s for s, k in zip(span_stmts, kinds) if k in body_kinds and not (k == "alloc" and s in hoisted)]
+    # names the span binds that the caller will not have: bookkeeping about them (Inductor's
+    # `assert_size_stride(buf2, ...)` after a library call) runs inside the group, in order
+    inner = {n for n, k in bound_in_span.items() if k != "stream"} - set(hoisted_names)
+
+    def in_body(s: ast.stmt, k: str) -> bool:
+        if k == "bookkeeping":
+            return bool(set(_loads(s)) & inner)
+        return k in body_kinds and not (k == "alloc" and s in hoisted)
+
+    body = [s for s, k in zip(span_stmts, kinds) if in_body(s, k)]
     anchor_in_body = body.index(flat[step_pos[0]][0])
     globals_ = _module_globals(tree)
     params: list[str] = []
@@ -345,7 +359,7 @@ def _span(tree: ast.Module, graph: KernelGraph, group: LibraryGroup) -> tuple[_S
             names = [n for n in _del_names(s) if n in caller_bound and n not in dead]
             if names:
                 after.append(ast.Delete(targets=[ast.Name(n, ast.Del()) for n in names]))
-    prologue = [s for s, k in zip(span_stmts, kinds) if k == "bookkeeping"]
+    prologue = [s for s, k in zip(span_stmts, kinds) if k == "bookkeeping" and not in_body(s, k)]
     streams = {_single_target(s): s for s, k in zip(span_stmts, kinds) if k == "stream"}
     prologue += list(streams.values())  # the last assignment of each stream name
     return (_Span(block, start, stop, prologue, hoisted, body, anchor_in_body, after, dead), params,
