@@ -19,7 +19,7 @@ from search.evaluate import ChildEvaluator, EvalContext
 from search.generator import Attempt, KernelTarget
 from search.registry import make_generator
 from verify.gate4_perf import check_performance
-from verify.precision import reduced_precision_markers
+from verify.precision import deployed_reduced_precision, reduced_precision_markers
 from verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
 from verify.waterfall import select_combination
 
@@ -223,7 +223,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
         _write_artifacts(ctx, cg, graph, replacements)
-        markers = [m for src in replacements.values() for m in reduced_precision_markers(src)]
+        markers = deployed_reduced_precision(replacements)
         ctx.report["deployed_reduced_precision"] = markers
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),

@@ -103,6 +103,16 @@ def speed_line(result: dict) -> str:
     return f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x**" + (f" ({', '.join(times)})" if times else "")
 
 
+def emulation_line(e: dict) -> str:
+    """How one deployed GEMM computes: the construction, its arithmetic and Gate 3's measured ρ."""
+    rho = e.get("rho")
+    rho_text = "not measured" if rho is None else f"{rho:.3g}"
+    kind = ("fp32 emulated on tensor cores" if e.get("precision") == "fp32-emulated"
+            else f"{e.get('precision')} (reduced precision)")
+    return (f"`{e['target']}`: GEMM by `{e.get('method')}`, {kind}: {e.get('construction')}; "
+            f"Gate 3 ρ (error vs float64 over the baseline's) {rho_text}, policy `{e.get('policy')}`")
+
+
 def render_markdown(report: dict) -> str:
     r = report["result"]
     lines = [
@@ -117,6 +127,9 @@ def render_markdown(report: dict) -> str:
     lines += [
         f"- Precision policy: `{r['precision']}`; deployed code computes in reduced precision: "
         f"{'yes' if r['reduced_precision'] else 'no'}",
+    ]
+    lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
+    lines += [
         "- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
         "",
     ]

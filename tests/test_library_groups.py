@@ -156,3 +156,14 @@ def test_cli_lists_the_generators(capsys):
     names = [line.split()[0] for line in out]
     assert names[:2] == ["launch_config", "gemm_fp32"] and set(names) == {"launch_config", "gemm_fp32", "llm"}
     assert "[group; strict/tf32]" in out[1]
+
+
+def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
+    """Its source holds tensor-core code (markers), but it passed Gate 3 as a declared fp32 emulation."""
+    from verify.precision import deployed_reduced_precision
+
+    g, _ = _small_group_target("tf32")
+    emulated = candidate_source(g, "presplit")
+    assert reduced_precision_markers(emulated)  # the embedded kernels do use TF32 products
+    assert deployed_reduced_precision({g.name: emulated}) == []
+    assert deployed_reduced_precision({g.name: candidate_source(g, "tf32")})  # plain TF32 is reduced

@@ -52,3 +52,17 @@ def test_report_of_a_failed_job_and_of_a_measured_one():
     assert "best kernel speedup 1.310x; stopped: iterations" in md
     kept = JobResult("fallback", "timeout: compile", speedup=1.0).to_dict()  # the compiler's code, no times
     assert "- Speedup vs compiler baseline: **1.000x**\n" in render_markdown(_report(kept))
+
+
+def test_a_result_with_an_emulated_gemm_states_its_construction_and_rho():
+    ok = JobResult("optimized", "speedup 1.69x", speedup=1.69, baseline_ms=2.8, optimized_ms=1.7, noise_pct=0.3)
+    emulation = [{"target": "_kernelopt_group_1", "method": "presplit", "precision": "fp32-emulated",
+                  "construction": "Triton 3xTF32 on operands split once", "rho": 0.2401, "policy": "strict"}]
+    md = render_markdown(_report(ok.to_dict(), emulation=emulation))
+    assert "computes in reduced precision: no" in md
+    assert ("- `_kernelopt_group_1`: GEMM by `presplit`, fp32 emulated on tensor cores: Triton 3xTF32 on operands "
+            "split once; Gate 3 ρ (error vs float64 over the baseline's) 0.24, policy `strict`") in md
+    tf32 = [{**emulation[0], "method": "tf32", "precision": "tf32", "rho": None, "policy": "tf32"}]
+    md = render_markdown(_report({**ok.to_dict(), "precision": "tf32", "reduced_precision": True}, emulation=tf32))
+    assert "tf32 (reduced precision)" in md and "ρ (error vs float64 over the baseline's) not measured" in md
+    assert "None" not in md

@@ -258,3 +258,14 @@ def introduced_markers(candidate: str, baseline: str) -> list[str]:
 
 def summarize(markers: list[Any]) -> str:
     return "reduced precision: " + "; ".join(map(str, markers)) if markers else "full fp32 precision"
+
+
+def deployed_reduced_precision(replacements: dict[str, str]) -> list[str]:
+    """The reduced-precision markers of the code a result deploys.
+
+    A replacement that declares an fp32 emulation (FP32_EMULATIONS) passed Gate 3's
+    float64 ρ test as one: its tensor-core arithmetic is fp32-accurate by measurement,
+    and the report states its construction and ρ instead of calling it reduced.
+    """
+    return [m for src in replacements.values() if declared_precision(src) not in FP32_EMULATIONS
+            for m in reduced_precision_markers(src)]
