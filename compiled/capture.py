@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiled import runtime
-from compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph
+from compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction
 from load.problem import (
     ProblemError,
     UnsupportedGraph,
@@ -161,8 +161,14 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     module_path.write_text(source)
     torch.save({"consts": const_values, "module_constants": module_constants}, workdir / TENSORS_FILE)
     kernel_configs = runtime.chosen_kernel_configs(module_globals)
-    bit_exact, restitch_diff = _restitch_reproduces(module_path, module_constants, kernel_configs, g["args"],
-                                                    output_map, leaves, req.device)
+    mod_out = runtime.load_output_module(source, str(module_path), module_constants, req.device,
+                                         kernel_configs=kernel_configs)
+    bit_exact, restitch_diff = _restitch_reproduces(mod_out, g["args"], output_map, leaves)
+    reproduction, spread = Reproduction.BIT_EXACT, None
+    if not bit_exact:
+        reproduction, spread = _seeded_reproduction(lambda: compiled_model(*inputs),
+                                                    lambda: [runtime.call_module(mod_out, g["args"])[i]
+                                                             for i in output_map])
     context_ms = {}
     if req.device.startswith("cuda"):
         from profiling.timing import bench_interleaved
@@ -185,6 +191,8 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
         restitch_max_abs_diff=restitch_diff,
+        reproduction=reproduction.value,
+        nondeterminism_max_abs_diff=spread,
         context_ms=context_ms,
     )
     cg.save(workdir)
@@ -234,16 +242,60 @@ def _module_globals(compiled, source: str) -> dict:
     return found
 
 
-def _restitch_reproduces(module_path: Path, constants: dict, kernel_configs: dict, args: list,
-                         output_map: list, expected: list, device: str) -> tuple[bool, float]:
+def _max_abs_diff(got: list, expected: list) -> float:
+    import torch
+
+    if len(got) != len(expected):
+        return float("inf")
+    diffs = []
+    for a, b in zip(got, expected):
+        if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+            return float("inf")
+        if a.numel():
+            d = (a.double() - b.double()).abs()
+            same = (a == b) | (a.isnan() & b.isnan()) if a.is_floating_point() else a == b
+            diffs.append(float(torch.where(same, torch.zeros_like(d), d).nan_to_num(nan=float("inf")).max()))
+    return max(diffs, default=0.0)
+
+
+def _restitch_reproduces(mod, args: list, output_map: list, expected: list) -> tuple[bool, float]:
     """Re-execute the saved source (nothing replaced); (bit for bit equal, max abs difference)."""
     import torch
 
-    mod = runtime.load_output_module(module_path.read_text(), str(module_path), constants, device,
-                                     kernel_configs=kernel_configs)
     outs = runtime.call_module(mod, args)
     got = [outs[i] for i in output_map]
     exact = len(got) == len(expected) and all(torch.equal(a, b) for a, b in zip(got, expected))
-    diff = max((float((a.double() - b.double()).abs().max()) for a, b in zip(got, expected)
-                if a.shape == b.shape and a.numel()), default=0.0)
-    return exact, diff
+    return exact, _max_abs_diff(got, expected)
+
+
+# Seeded runs of the compiled model (the first is the reference) and of the re-executed module.
+COMPILED_RUNS, MODULE_RUNS = 4, 3
+# The module's difference may exceed the largest spread seen in a few runs of the compiled
+# model by this factor: a maximum over few samples underestimates the range of the spread.
+SPREAD_GUARD = 2.0
+
+
+def _seeded_reproduction(compiled_run, module_run) -> tuple[Reproduction, float]:
+    """Why the module did not reproduce the first compiled output bit for bit, measured.
+
+    Both are run again from the same RNG seed: a model drawing random numbers is then
+    reproduced bit for bit. Otherwise the compiled model itself is run several times: if
+    its outputs differ among themselves (a non-deterministic library algorithm, atomics),
+    the module is the compiled model when its difference stays within that spread
+    (times SPREAD_GUARD). Returns (verdict, the compiled model's own max |Δ|).
+    """
+    import torch
+
+    def seeded(run) -> list:
+        torch.manual_seed(0)
+        with torch.no_grad():
+            return [t.clone() for t in output_leaves(run())]
+
+    ref = seeded(compiled_run)
+    spread = max((_max_abs_diff(seeded(compiled_run), ref) for _ in range(COMPILED_RUNS - 1)), default=0.0)
+    module_diff = max(_max_abs_diff(seeded(module_run), ref) for _ in range(MODULE_RUNS))
+    if module_diff == 0.0:
+        return Reproduction.BIT_EXACT, spread
+    if 0.0 < spread < float("inf") and module_diff <= SPREAD_GUARD * spread:
+        return Reproduction.WITHIN_NONDETERMINISM, spread
+    return Reproduction.NO, spread

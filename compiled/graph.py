@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 
 MODULE_FILE = "baseline_module.py"
@@ -20,6 +21,16 @@ class ArgSpec:
     shape: list[int]
     stride: list[int]
     dtype: str
+
+
+class Reproduction(str, Enum):
+    """Whether re-executing Inductor's saved module gives the compiled model's output."""
+
+    BIT_EXACT = "bit-exact"  # bit for bit (as run, or when both are seeded alike)
+    # the compiled model does not reproduce itself (a non-deterministic library algorithm, atomics):
+    # the module's difference lies within the compiled model's own run-to-run spread
+    WITHIN_NONDETERMINISM = "within-nondeterminism"
+    NO = "no"  # the module is not the compiled model: nothing could be verified against it
 
 
 @dataclass
@@ -40,6 +51,10 @@ class CapturedGraph:
     context_ms: dict = field(default_factory=dict)  # eager and torch.compile callable, for context
     restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output
     restitch_max_abs_diff: float | None = None
+    # how the re-executed module reproduces the compiled model: a Reproduction value
+    reproduction: str | None = None
+    # max |Δ| between seeded runs of the compiled model itself (0.0: deterministic; None: not measured)
+    nondeterminism_max_abs_diff: float | None = None
 
     @property
     def workdir(self) -> Path:

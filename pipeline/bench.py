@@ -191,6 +191,7 @@ def _details(workdir: Path) -> dict:
     cap = report.get("capture") or {}
     return {"library_share": prof.get("library_share"), "triton_share": prof.get("triton_share"),
             "compile_s": cap.get("compile_seconds"), "restitch_bit_exact": cap.get("restitch_bit_exact"),
+            "reproduction": cap.get("reproduction"),
             "context_ms": report.get("context_timings")}
 
 
@@ -222,6 +223,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
                    and (deployed_speedup(r) or 1.0) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
     wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]
     not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
+    nondeterministic = [r["problem"] for r in rows if r.get("reproduction") == "within-nondeterminism"]
     walls = [r["wall_s"] for r in rows]
     median_wall = statistics.median(walls) / 60 if walls else 0.0
     lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
@@ -230,7 +232,9 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
              _geomean_text(geo, rows, not_measured_rows), "",
              f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
-             f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}", "",
+             f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}"
+             + (f" (of which within the compiled model's own non-determinism: {nondeterministic})"
+                if nondeterministic else ""), "",
              "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -6,12 +6,12 @@ from pathlib import Path
 from compiled.capture import CaptureRequest, capture_model
 from compiled.decompose import KernelGraph, decompose
 from compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
-from compiled.graph import CapturedGraph
+from compiled.graph import CapturedGraph, Reproduction
 from load.stage import LoadResult
 from pipeline.job import JobCancelled, JobContext, JobFallback
 from pipeline.optimized_module import write_optimized_module
 from pipeline.options import JobResult
-from pipeline.report import write_json, write_kernel_diff
+from pipeline.report import nondeterminism_note, write_json, write_kernel_diff
 from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from profiling.strategy import fallback_cause, plan_groups, plan_targets, required_kernel_speedup
 from search.beam import SearchConfig, search_kernel
@@ -38,10 +38,15 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.report["context_timings"] = dict(cg.context_ms)
         ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s; re-stitch bit-exact: "
                  f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds)
-    if not cg.restitch_bit_exact:
+    reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)
+    if reproduction == Reproduction.NO:
+        diff = "" if cg.restitch_max_abs_diff is None else f" (max |diff| {cg.restitch_max_abs_diff:.3g})"
         raise JobFallback("not-reproducible", "re-executing Inductor's module did not reproduce the compiled "
-                          "output bit for bit (a non-deterministic library algorithm or atomics?); nothing can "
-                          "be verified against it, so the compiler's own code is kept")
+                          f"output{diff}, and the compiled model reproduces itself closer than that; nothing "
+                          "can be verified against it, so the compiler's own code is kept")
+    note = nondeterminism_note(ctx.report["capture"])
+    if note:
+        ctx.emit("compile", "progress", note)
 
     with ctx.stage("decompose", "parsing the output module into kernels and library calls"):
         graph: KernelGraph = decompose(Path(cg.module_path).read_text())

@@ -33,9 +33,12 @@ def captures(tmp_path_factory):
 
 
 def test_restitch_with_nothing_replaced_is_bit_exact_on_gpu(captures):
+    # nondeterministic_op's library call differs run to run by design (test data of issue 9, item 3)
     not_exact = [(name, cg.restitch_max_abs_diff, len(cg.kernel_configs)) for name, cg in captures.items()
-                 if not cg.restitch_bit_exact]
+                 if not cg.restitch_bit_exact and name != "nondeterministic_op"]
     assert not_exact == []
+    nd = captures["nondeterministic_op"]
+    assert nd.reproduction == "within-nondeterminism" and 0 < nd.nondeterminism_max_abs_diff < 1e-3
     for cg in captures.values():
         assert cg.torch_version and cg.device_name.startswith("NVIDIA")
 
