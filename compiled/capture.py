@@ -191,12 +191,28 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
         restitch_max_abs_diff=restitch_diff,
+        library_math=library_math_modes(),
         reproduction=reproduction.value,
         nondeterminism_max_abs_diff=spread,
         context_ms=context_ms,
     )
     cg.save(workdir)
     return cg
+
+
+def library_math_modes() -> dict:
+    """The process's math modes for fp32 library calls, as the baseline ran them.
+
+    PyTorch's defaults differ: cuBLAS GEMMs in IEEE fp32 (`matmul.allow_tf32` False) but
+    cuDNN convolutions in TF32 (`cudnn.allow_tf32` True), so a baseline's convolutions may
+    already compute in TF32; the report states it.
+    """
+    import torch
+
+    modes = {"cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+             "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+             "float32_matmul_precision": torch.get_float32_matmul_precision()}
+    return modes
 
 
 def _key(t) -> tuple:

@@ -51,6 +51,8 @@ class CapturedGraph:
     context_ms: dict = field(default_factory=dict)  # eager and torch.compile callable, for context
     restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output
     restitch_max_abs_diff: float | None = None
+    # the math modes the baseline's library calls ran under (library_math_modes)
+    library_math: dict = field(default_factory=dict)
     # how the re-executed module reproduces the compiled model: a Reproduction value
     reproduction: str | None = None
     # max |Δ| between seeded runs of the compiled model itself (0.0: deterministic; None: not measured)

@@ -103,6 +103,19 @@ def speed_line(result: dict) -> str:
     return f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x**" + (f" ({', '.join(times)})" if times else "")
 
 
+def library_math_line(capture: dict) -> str | None:
+    """What the baseline's fp32 library calls computed in, from the modes recorded at capture."""
+    modes = capture.get("library_math") or {}
+    if not modes:
+        return None
+    gemm = "TF32" if modes.get("cuda.matmul.allow_tf32") else "IEEE fp32"
+    conv = "TF32" if modes.get("cudnn.allow_tf32") else "IEEE fp32"
+    return (f"Baseline library math: cuBLAS fp32 GEMMs in {gemm} (`cuda.matmul.allow_tf32` = "
+            f"{modes.get('cuda.matmul.allow_tf32')}), cuDNN fp32 convolutions in {conv} (`cudnn.allow_tf32` = "
+            f"{modes.get('cudnn.allow_tf32')}{', PyTorch default' if modes.get('cudnn.allow_tf32') else ''}); "
+            f"eager, the reference of Gate 3, ran under the same modes")
+
+
 def nondeterminism_note(capture: dict) -> str | None:
     """The report's statement about a baseline that does not reproduce itself bit for bit, or None."""
     if capture.get("reproduction") != "within-nondeterminism":
@@ -140,9 +153,9 @@ def render_markdown(report: dict) -> str:
         f"{'yes' if r['reduced_precision'] else 'no'}",
     ]
     lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
-    note = nondeterminism_note(report.get("capture") or {})
-    if note:
-        lines.append(f"- {note}")
+    for note in (library_math_line(report.get("capture") or {}), nondeterminism_note(report.get("capture") or {})):
+        if note:
+            lines.append(f"- {note}")
     lines += [
         "- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
         "",

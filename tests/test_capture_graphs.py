@@ -67,3 +67,6 @@ def test_a_nondeterministic_library_call_is_measured_and_verified_against(tmp_pa
                        timeout_s=600, scratch=tmp_path / "d", env={"TRITON_INTERPRET": "1"})
     assert det.restitch_bit_exact is True and det.reproduction == "bit-exact"
     assert nondeterminism_note(det.__dict__) is None
+    # the math modes the baseline's library calls ran under are recorded (PyTorch's defaults here)
+    assert det.library_math == {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True,
+                                "float32_matmul_precision": "highest"}

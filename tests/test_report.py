@@ -66,3 +66,15 @@ def test_a_result_with_an_emulated_gemm_states_its_construction_and_rho():
     md = render_markdown(_report({**ok.to_dict(), "precision": "tf32", "reduced_precision": True}, emulation=tf32))
     assert "tf32 (reduced precision)" in md and "ρ (error vs float64 over the baseline's) not measured" in md
     assert "None" not in md
+
+
+def test_the_report_states_what_the_baselines_library_calls_computed_in():
+    from pipeline.report import library_math_line
+
+    ok = JobResult("fallback", "no-faster-candidate: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0).to_dict()
+    capture = {"library_math": {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True,
+                                "float32_matmul_precision": "highest"}}
+    md = render_markdown(_report(ok, capture=capture))
+    assert ("cuBLAS fp32 GEMMs in IEEE fp32 (`cuda.matmul.allow_tf32` = False), cuDNN fp32 convolutions in TF32 "
+            "(`cudnn.allow_tf32` = True, PyTorch default)") in md
+    assert library_math_line({}) is None  # a capture from before the field: nothing claimed
