@@ -481,7 +481,10 @@ def bind(output_module):
     namespace.update(_EXTRA_GLOBALS)
     local = {}
     exec(compile(_RUN_SOURCE, "<kernelopt group %(name)s>", "exec"), namespace, local)
-    return _Runner(local["run"])
+    runner = _Runner(local["run"])
+    # a candidate that chooses its construction at run time says which one ran (Gate 2 records it)
+    runner.kernelopt_resolved_method = globals().get("kernelopt_resolved_method")
+    return runner
 
 
 class _Runner:

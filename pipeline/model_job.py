@@ -189,6 +189,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
     opts = ctx.options
     sources = {a.candidate.id: a.candidate.source for attempts in ranked.values() for a in attempts}
     params = {a.candidate.id: (a.candidate.generator, a.candidate.params) for v in ranked.values() for a in v}
+    resolved = {a.candidate.id: a.metrics.get("resolved_method") for v in ranked.values() for a in v}
     verdicts: dict[tuple, dict] = {}
     trace: list[str] = []
 
@@ -232,6 +233,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         ctx.report["deployed_reduced_precision"] = markers
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),
+                      "resolved_method": resolved.get(cid),
                       "precision": params[cid][1].get("precision"),
                       "construction": params[cid][1].get("construction"), "rho": g3.metrics.get("rho"),
                       "rho_max_over_seeds": g3.metrics.get("rho_max_over_seeds"), "policy": opts.precision}

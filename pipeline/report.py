@@ -133,7 +133,12 @@ def emulation_line(e: dict) -> str:
     rho_text = "not measured" if rho is None else f"{rho:.3g}"
     kind = ("fp32 emulated on tensor cores" if e.get("precision") == "fp32-emulated"
             else f"{e.get('precision')} (reduced precision)")
-    return (f"`{e['target']}`: GEMM by `{e.get('method')}`, {kind}: {e.get('construction')}; "
+    method = e.get("method")
+    if e.get("resolved_method") and e["resolved_method"] != method:
+        method = f"{method}` (ran `{e['resolved_method']}`)"
+    else:
+        method = f"{method}`"
+    return (f"`{e['target']}`: GEMM by `{method}, {kind}: {e.get('construction')}; "
             f"Gate 3 ρ (error vs float64 over the baseline's) {rho_text}, policy `{e.get('policy')}`")
 
 

@@ -138,7 +138,10 @@ def candidate_source(group: LibraryGroup, method: str) -> str:
               f"({', '.join(group.epilogue) or 'none'}) unchanged.")
     declared = "tf32" if method == "tf32" else method
     preamble = (_gemm_library_source() + _EMU_CLASS +
-                f"\n\nKERNELOPT_PRECISION = {declared!r}\n_EMU = _Emu({method!r})\n")
+                f"\n\nKERNELOPT_PRECISION = {declared!r}\n_EMU = _Emu({method!r})\n"
+                "\n\ndef kernelopt_resolved_method():\n"
+                "    \"\"\"The construction the last call ran (`auto` decides per shape).\"\"\"\n"
+                "    return _EMU.last_method\n")
     return group_module_source(group, emulated_body(group), header=header, preamble=preamble,
                                extra_globals='{"_EMU": _EMU}')
 

@@ -104,6 +104,8 @@ def test_gemm_group_candidates_pass_gates_1_2_on_the_interpreter():
     for a in attempts:
         assert a.passed, (a.candidate.params, a.feedback)
         assert a.metrics["seeds"] == 3 and a.metrics["max_abs_err_arg3"] < 1e-5
+        # the construction that actually ran is recorded (`auto` decides per shape at run time)
+        assert a.metrics["resolved_method"] in ("presplit", "bf16x6", "split3"), a.metrics
 
 
 def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_test():

@@ -62,6 +62,8 @@ def test_a_result_with_an_emulated_gemm_states_its_construction_and_rho():
     assert "computes in reduced precision: no" in md
     assert ("- `_kernelopt_group_1`: GEMM by `presplit`, fp32 emulated on tensor cores: Triton 3xTF32 on operands "
             "split once; Gate 3 ρ (error vs float64 over the baseline's) 0.24, policy `strict`") in md
+    auto = [{**emulation[0], "method": "auto", "resolved_method": "presplit"}]
+    assert "GEMM by `auto` (ran `presplit`), fp32 emulated" in render_markdown(_report(ok.to_dict(), emulation=auto))
     tf32 = [{**emulation[0], "method": "tf32", "precision": "tf32", "rho": None, "policy": "tf32"}]
     md = render_markdown(_report({**ok.to_dict(), "precision": "tf32", "reduced_precision": True}, emulation=tf32))
     assert "tf32 (reduced precision)" in md and "ρ (error vs float64 over the baseline's) not measured" in md

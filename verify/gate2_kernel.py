@@ -143,8 +143,12 @@ def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = No
                     "earlier call?)") if seed > 0 else ""
             return GateResult.fail(GATE, f"{msg}; seed {seed}{hint}", failed_seed=seed, seeds=len(ios),
                                    rtol=rtol, atol=atol, **worst)
+    extra = {}
+    resolved = getattr(mod, "kernelopt_resolved_method", None)
+    if callable(resolved):  # a candidate choosing its construction at run time says which one ran
+        extra["resolved_method"] = resolved()
     return GateResult.ok(GATE, f"matches the reference on {len(ios)} seeds (rtol {rtol:g}, atol {atol:g})",
-                         seeds=len(ios), rtol=rtol, atol=atol, **worst)
+                         seeds=len(ios), rtol=rtol, atol=atol, **worst, **extra)
 
 
 def _kernel_child(payload: tuple) -> GateResult:
