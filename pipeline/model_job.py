@@ -8,12 +8,13 @@ from compiled.decompose import KernelGraph, decompose
 from compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
 from compiled.graph import CapturedGraph, Reproduction
 from load.stage import LoadResult
-from pipeline.job import JobCancelled, JobContext, JobFallback
+from pipeline.job import JobCancelled, JobContext, JobFailed, JobFallback
 from pipeline.optimized_module import write_optimized_module
 from pipeline.options import JobResult
 from pipeline.report import nondeterminism_note, write_json, write_kernel_diff
 from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
-from profiling.strategy import fallback_cause, plan_groups, plan_targets, required_kernel_speedup
+from profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
+from profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalContext
 from search.generator import Attempt, KernelTarget
@@ -63,7 +64,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.emit("decompose", "progress", f"{len(kernels)} Triton kernels, "
                  f"{len(graph.library_steps())} library calls, {len(graph.fusible_groups)} fusible groups")
 
-    with ctx.stage("profile", "baseline profile (torch.profiler; no ncu)"):
+    with ctx.stage("profile", "baseline profile (torch.profiler, then Nsight Compute where available)"):
         prof: BaselineProfile = ctx.child(
             profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device,
                                              {n: k.arg_names for n, k in graph.kernels.items()}),
@@ -73,6 +74,11 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         write_json(ctx.workdir / "profile.json", prof)
         decisions = sorted(plan_targets(kernels, prof, opts.gamma) + plan_groups(groups, prof, opts.gamma),
                            key=lambda d: -d.share)
+        if device == "cuda":
+            ncu = _ncu_profile(ctx, [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS])
+            ctx.report["ncu"] = ncu
+            ctx.emit("profile", "progress", ncu.note, ncu_seconds=round(ncu.seconds, 1))
+            apply_ncu(decisions, ncu.kernels)
         ctx.report["targets"] = decisions
     # Inductor's own code may already compute in reduced precision (e.g. a TF32 template).
     base_markers = reduced_precision_markers(Path(cg.module_path).read_text())
@@ -104,6 +110,30 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
         return _waterfall(ctx, cg, graph, load, faster, baseline_result)
+
+
+NCU_MAX_KERNELS = 8  # `--set full` replays a kernel ~38 times: the largest shares only
+NCU_BUDGET_SHARE = 0.25  # of the job's remaining time
+
+
+def _ncu_profile(ctx: JobContext, names: list[str]) -> NcuResult:
+    """Nsight Compute on the baseline's largest Triton kernels; never ends the job (a note instead)."""
+    exe = find_ncu()
+    if exe is None:
+        return NcuResult(False, "ncu not found (KERNELOPT_NCU, PATH, /usr/local/cuda/bin, /opt/nvidia): the "
+                                "profile is torch.profiler's alone")
+    if not names:
+        return NcuResult(True, "ncu: no Triton kernels to profile")
+    limit = max(60.0, NCU_BUDGET_SHARE * ctx.remaining_s())
+    try:
+        with gpu_profiler_lock():
+            return ctx.child(ncu_profile, NcuRequest(ctx.problem_path, str(ctx.workdir), names, ctx.options.dtype,
+                                                     ncu=exe, timeout_s=limit - 30),
+                             limit_s=limit, what="profiling with Nsight Compute")
+    except (JobFailed, JobFallback) as exc:
+        if ctx.remaining_s() <= 1:
+            raise
+        return NcuResult(False, f"ncu did not complete ({exc}); the profile is torch.profiler's alone")
 
 
 def _target(cg: CapturedGraph, graph: KernelGraph, name: str, share: float) -> KernelTarget:
@@ -139,6 +169,8 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
         else:
             target = _target(cg, graph, d.name, d.share)
             target.precision = opts.precision
+            if d.ncu:  # the agents' planner reads Nsight Compute's figures
+                target.profile["ncu"] = d.ncu
         usable = [g for g in generators if g.applicable(target) is None]
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,

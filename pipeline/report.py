@@ -103,6 +103,33 @@ def speed_line(result: dict) -> str:
     return f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x**" + (f" ({', '.join(times)})" if times else "")
 
 
+def _pct(v) -> str:
+    return "" if v is None else f"{v:.0f}%"
+
+
+def ncu_lines(ncu: dict | None) -> list[str]:
+    """The Nsight Compute section: what ran (or why not), and each profiled kernel's figures."""
+    if not ncu:
+        return []
+    lines = ["## Nsight Compute", "", ncu.get("note") or "", ""]
+    kernels = ncu.get("kernels") or {}
+    if kernels:
+        lines += ["| kernel | tier | compute SOL | memory SOL | duration ms | regs | achieved occupancy | "
+                  "shared mem B | top rule (est. speedup) |", "|---|---|---|---|---|---|---|---|---|"]
+        for name, k in kernels.items():
+            rule = (k.get("rules") or [None])[0]
+            rule_text = "" if not rule else (f"{rule['name']} ({rule['speedup_pct']:.0f}%)"
+                                             if rule.get("speedup_pct") is not None else rule["name"])
+            dur = k.get("duration_ms")
+            lines.append(f"| `{name[:60]}` | {k.get('tier', '')} | {_pct(k.get('compute_sol_pct'))} | "
+                         f"{_pct(k.get('memory_sol_pct'))} | {'' if dur is None else f'{dur:.4f}'} | "
+                         f"{k.get('registers') if k.get('registers') is not None else ''} | "
+                         f"{_pct(k.get('achieved_occupancy_pct'))} | "
+                         f"{k.get('shared_mem_bytes') if k.get('shared_mem_bytes') is not None else ''} | {rule_text} |")
+        lines.append("")
+    return lines
+
+
 def library_math_line(capture: dict) -> str | None:
     """What the baseline's fp32 library calls computed in, from the modes recorded at capture."""
     modes = capture.get("library_math") or {}
@@ -181,6 +208,7 @@ def render_markdown(report: dict) -> str:
         if prof.get("bandwidth_gbps"):
             lines.append(f"\nMemory roofline: {prof['bandwidth_gbps']:.0f} GB/s, measured on this device.")
         lines.append("")
+    lines += ncu_lines(report.get("ncu"))
     if report.get("targets"):
         lines += ["## Kernels", "", "| kernel | kind | share | searched | reason |", "|---|---|---|---|---|"]
         for d in report["targets"]:

@@ -34,6 +34,7 @@ class TargetDecision:
     tier: str = "unprofiled"  # near-optimal | memory-bound (roofline measured) | unprofiled
     roofline_fraction: float | None = None  # achieved / measured bandwidth
     roofline_ceiling: float | None = None  # model speedup if this kernel ran at the roofline
+    ncu: dict | None = None  # Nsight Compute's figures for this kernel (profiling.ncu.NcuKernel), when profiled
 
 
 def amdahl_ceiling(share: float) -> float:
@@ -137,3 +138,20 @@ def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], ga
         return ("too-small-share: every Triton kernel is too small a share of the model to clear the "
                 "performance gate (Amdahl)")
     return None
+
+
+def apply_ncu(decisions: list[TargetDecision], ncu_kernels: dict[str, dict]) -> None:
+    """Nsight Compute's tier (SPEC §2.5) on each profiled kernel's decision, with its reason.
+
+    The tier is stated and handed to the generators (the planner reads it); it does not
+    skip a search by itself: SPEC's "any SOL > 80% is near-optimal" would have skipped
+    level1/07_layer_norm (about 95% of the measured bandwidth), where a verified 1.033x was
+    found (benchmarks/results/2026-11-30-h200x2-full). The roofline ceiling above decides skips.
+    """
+    for d in decisions:
+        k = ncu_kernels.get(d.name)
+        if not k:
+            continue
+        d.ncu = k
+        d.tier = k.get("tier") or d.tier
+        d.reason += f"; ncu: {k.get('tier')} ({k.get('tier_reason')})"

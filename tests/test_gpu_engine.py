@@ -145,3 +145,19 @@ def test_whole_job_ends_with_an_outcome_and_artifacts(tmp_path):
     assert report["result"]["outcome"] == result.outcome
     check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(PROBLEMS / "softmax_rows.py")))
     assert check["passed"], check["summary"]
+
+
+def test_nsight_compute_profiles_a_kernel_in_the_sandbox(captures):
+    """Issue 10, item 1: ncu in the job's sandboxed child, as a job would run it (not yet run on a GPU)."""
+    from profiling.ncu import NcuRequest, find_ncu, ncu_profile
+
+    exe = find_ncu()
+    if exe is None:
+        pytest.skip("no ncu on this machine")
+    cg = captures["pointwise_gelu_scale"]
+    kernel = next(iter(decompose(Path(cg.module_path).read_text()).kernels))
+    res = run_in_child(ncu_profile, NcuRequest(str(PROBLEMS / "pointwise_gelu_scale.py"), str(cg.workdir), [kernel],
+                                               ncu=exe), timeout_s=600, scratch=cg.workdir)
+    assert res.available, res.note
+    k = res.kernels[kernel]
+    assert 0 < k["memory_sol_pct"] <= 100 and 0 < k["duration_ms"] and k["registers"] > 0, k
