@@ -202,9 +202,11 @@ def tier(compute_sol: float | None, memory_sol: float | None) -> tuple[str, str]
 # --------------------------------------------------------------------------- running
 
 def find_ncu(environ: Mapping[str, str] | None = None) -> str | None:
-    """KERNELOPT_NCU, else `ncu` on PATH, else the usual install places."""
+    """KERNELOPT_NCU (a path, or "off"), else `ncu` on PATH, else the usual install places."""
     env = os.environ if environ is None else environ
     explicit = env.get("KERNELOPT_NCU")
+    if explicit == "off":
+        return None
     if explicit:
         return explicit if os.access(explicit, os.X_OK) else None
     found = shutil.which("ncu", path=env.get("PATH"))

@@ -101,6 +101,7 @@ def test_find_ncu_order(tmp_path):
     exe = _executable(tmp_path / "ncu", "print('x')\n")
     assert find_ncu({"PATH": str(tmp_path)}) == str(exe)
     assert find_ncu({"KERNELOPT_NCU": str(exe), "PATH": ""}) == str(exe)
+    assert find_ncu({"KERNELOPT_NCU": "off", "PATH": str(tmp_path)}) is None  # the operator's opt-out
 
 
 def test_without_permission_the_job_is_told_why(tmp_path, monkeypatch):
