@@ -36,7 +36,8 @@ def record(ref: str, make_args, arg_names, seeds=(0, 1, 2)) -> list[KernelIO]:
 
 @pytest.fixture
 def pointwise_ios(device):
-    return record("pointwise_ref", lambda s: [randn(s, N, device=device), torch.empty(N, device=device), N], PW_NAMES)
+    # zeros, not empty: reused memory could already hold the result and hide the write
+    return record("pointwise_ref", lambda s: [randn(s, N, device=device), torch.zeros(N, device=device), N], PW_NAMES)
 
 
 def test_correct_candidates_pass(pointwise_ios):

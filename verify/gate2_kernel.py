@@ -184,7 +184,10 @@ def reference_io(launcher: Any, before: list[Any], kernel: str = "",
     run = GuardedLaunch(before, poisoned)
     launch(launcher, run.args, launch_kwargs)
     clean = [clone_arg(a) for a in before]
-    after = [c if unchanged(a, c) else clone_arg(a) for a, c in zip(run.args, clean)]  # inputs held once
+    # Inputs the launch left alone are held once; a pure output always gets its own copy, even
+    # where the buffer's earlier bytes happen to equal the result (uninitialised memory reused).
+    after = [c if i not in poisoned and unchanged(a, c) else clone_arg(a)
+             for i, (a, c) in enumerate(zip(run.args, clean))]
     return KernelIO(kernel, clean, after, dict(launch_kwargs or {}))
 
 
