@@ -10,15 +10,15 @@ import shutil
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from kernelopt import CHECKOUT
 
 
 def kernelopt_command() -> str:
-    """`kernelopt` if it is on PATH, else this checkout's scripts/kernelopt, else `python -m cli.main`."""
+    """`kernelopt` if it is on PATH, else this checkout's scripts/kernelopt, else `python -m kernelopt.cli.main`."""
     if shutil.which("kernelopt"):
         return "kernelopt"
-    script = REPO / "scripts" / "kernelopt"
-    if script.is_file():
+    script = CHECKOUT / "scripts" / "kernelopt" if CHECKOUT is not None else None
+    if script is not None and script.is_file():
         cwd = Path.cwd().resolve()
         return f"./{script.relative_to(cwd)}" if script.is_relative_to(cwd) else str(script)
-    return f"{sys.executable} -m cli.main"
+    return f"{sys.executable} -m kernelopt.cli.main"

@@ -7,9 +7,11 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL_PROBLEM = REPO / "benchmarks" / "problems" / "level2" / "01_linear_bias_gelu.py"
-DEFAULT_KERNEL_PROBLEM = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
+from kernelopt import EXAMPLES
+
+# The embedded defaults (package data): the suite's level2/01 model, and a Triton row softmax.
+DEFAULT_MODEL_PROBLEM = EXAMPLES / "linear_bias_gelu.py"
+DEFAULT_KERNEL_PROBLEM = EXAMPLES / "row_softmax_kernel.py"
 
 
 def _print_event(event) -> None:
@@ -22,10 +24,10 @@ def _print_event(event) -> None:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from pipeline.device import NO_GPU_MESSAGE, probe_device
-    from pipeline.errors import InputError, require_file
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
+    from kernelopt.pipeline.errors import InputError, require_file
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     try:
         extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
@@ -44,7 +46,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
             problem = str(DEFAULT_MODEL_PROBLEM)
         else:
             print(f"No problem given and no GPU here. {NO_GPU_MESSAGE}\n"
-                  f"Running the embedded single-kernel default instead: {DEFAULT_KERNEL_PROBLEM.relative_to(REPO)}\n",
+                  f"Running the embedded single-kernel default instead: {DEFAULT_KERNEL_PROBLEM.name}\n",
                   file=sys.stderr if args.json else sys.stdout, flush=True)
             problem = str(DEFAULT_KERNEL_PROBLEM)
     workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
@@ -69,7 +71,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.check import CheckRequest, run_check
 
     result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, weights=args.weights))
     print(json.dumps(result, indent=1) if args.json else result["summary"])
@@ -77,7 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from pipeline.bench import BenchOptions, run_bench
+    from kernelopt.pipeline.bench import BenchOptions, run_bench
 
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
@@ -87,7 +89,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_generators(args: argparse.Namespace) -> int:
-    from search.registry import describe
+    from kernelopt.search.registry import describe
 
     specs = describe()
     if args.json:
@@ -139,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generators)
 
     # The service's front ends; their modules import web/database packages only when run.
-    from cli import admin, serve, submit, worker
+    from kernelopt.cli import admin, serve, submit, worker
 
     for front_end in (serve, worker, submit, admin):
         front_end.register(sub)
@@ -148,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from pipeline.errors import InputError
+    from kernelopt.pipeline.errors import InputError
 
     try:
         return args.func(args)

@@ -21,9 +21,8 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from kernelopt import IMPORT_ROOT
 
 
 @dataclass
@@ -40,15 +39,15 @@ class WorkerSpec:
 def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str = "info",
                  prefix: str = "") -> list[WorkerSpec]:
     """The command line and environment of one Celery worker per slot."""
-    from worker.celery_app import QUEUE
+    from kernelopt.worker.celery_app import QUEUE
 
     specs = []
     for i, slot_env in enumerate(slots):
         name = f"{prefix}gpu{i}@%h" if slot_env.get("CUDA_VISIBLE_DEVICES") else f"{prefix}cpu@%h"
         env = dict(os.environ)
         env.update(slot_env)
-        env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-        argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+        env["PYTHONPATH"] = os.pathsep.join([str(IMPORT_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        argv = [sys.executable, "-m", "celery", "-A", "kernelopt.worker.celery_app", "worker",
                 "--pool", pool, "--concurrency", "1", "--prefetch-multiplier", "1",
                 "--hostname", name, "--queues", QUEUE, "--loglevel", loglevel,
                 "--without-gossip", "--without-mingle"]
@@ -58,7 +57,7 @@ def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str 
 
 def _start(spec: WorkerSpec) -> None:
     # A session of its own: a terminal's Ctrl-C reaches the supervisor only, which forwards it once.
-    spec.proc = subprocess.Popen(spec.argv, env=spec.env, cwd=str(REPO), start_new_session=True)
+    spec.proc = subprocess.Popen(spec.argv, env=spec.env, cwd=str(IMPORT_ROOT), start_new_session=True)
     spec.started_at = time.monotonic()
     pin = spec.env.get("CUDA_VISIBLE_DEVICES")
     print(f"kernelopt worker: started {spec.name} (pid {spec.proc.pid}"
@@ -111,8 +110,8 @@ def supervise(specs: list[WorkerSpec], poll_s: float = 1.0) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from service.settings import ConfigError, get_settings
-    from worker.dispatch import detect_slots
+    from kernelopt.service.settings import ConfigError, get_settings
+    from kernelopt.worker.dispatch import detect_slots
 
     try:
         settings = get_settings()
@@ -120,13 +119,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"kernelopt worker: {exc}", file=sys.stderr)
         return 2
     if settings.embedded:
-        from cli.invocation import kernelopt_command
+        from kernelopt.cli.invocation import kernelopt_command
 
         print("kernelopt worker: needs KERNELOPT_DATABASE_URL (PostgreSQL) and KERNELOPT_BROKER_URL (Redis).\n"
               f"On a single machine without them, `{kernelopt_command()} serve` runs jobs in-process instead.",
               file=sys.stderr)
         return 2
-    from service.sandbox_gate import require_sandbox
+    from kernelopt.service.sandbox_gate import require_sandbox
 
     refusal = require_sandbox(settings, "kernelopt worker")
     if refusal:

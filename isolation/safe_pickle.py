@@ -16,9 +16,15 @@ import pickle
 from enum import Enum
 from typing import Any
 
-# Top-level packages whose dataclasses/enums/exceptions may appear in a reply.
+# kernelopt's subpackages whose dataclasses/enums/exceptions may appear in a reply (the engine's;
+# not the service's), and the checkout's benchmarks/ tooling.
 OWN_PACKAGES = frozenset({"load", "compiled", "profiling", "search", "verify", "pipeline", "isolation", "agents",
-                          "worker", "benchmarks", "kernelopt"})
+                          "worker"})
+
+
+def _own(module: str) -> bool:
+    parts = module.split(".")
+    return (parts[0] == "kernelopt" and (len(parts) == 1 or parts[1] in OWN_PACKAGES)) or parts[0] == "benchmarks"
 
 _SAFE_GLOBALS = {
     ("builtins", n) for n in ("set", "frozenset", "complex", "slice", "range", "bytearray", "bytes", "list",
@@ -48,7 +54,7 @@ class _Unpickler(pickle.Unpickler):
         dtype = _torch_dtype(module, name)
         if dtype is not None:
             return dtype
-        if module.split(".")[0] in OWN_PACKAGES and "." not in name:
+        if _own(module) and "." not in name:
             obj = getattr(importlib.import_module(module), name, None)
             if isinstance(obj, type) and (dataclasses.is_dataclass(obj) or issubclass(obj, (Enum, BaseException))):
                 return obj

@@ -39,7 +39,9 @@ from typing import Iterator, Mapping, Sequence
 # The project's root when running from source: its top-level packages are bound
 # read-only into the sandbox one by one (never the whole root, which may hold
 # `.env`, the data directory or run directories).
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from kernelopt import CHECKOUT, IMPORT_ROOT
+
+PROJECT_ROOT = IMPORT_ROOT  # what a child puts on PYTHONPATH to import kernelopt
 
 
 class Layer(str, Enum):
@@ -281,11 +283,15 @@ def _readable_roots() -> list[Path]:
 
 
 def _project_packages() -> list[Path]:
-    """KernelOPT's own top-level packages when running from source (one bind each)."""
-    if (PROJECT_ROOT / "isolation" / "__init__.py").is_file() and not _under_site_packages(PROJECT_ROOT):
-        return sorted(p.parent for p in PROJECT_ROOT.glob("*/__init__.py")
+    """KernelOPT's own code, one bind each: the checkout's package folders, or the installed package
+    where no site-packages bind already holds it (a `pip install --target` directory)."""
+    if CHECKOUT is not None:
+        if _under_site_packages(CHECKOUT):
+            return []
+        return sorted(p.parent for p in CHECKOUT.glob("*/__init__.py")
                       if not p.parent.name.startswith("."))
-    return []
+    package = IMPORT_ROOT / "kernelopt"
+    return [] if _under_site_packages(package) else [package]
 
 
 def _under_site_packages(path: Path) -> bool:

@@ -8,8 +8,10 @@ from typing import Iterator
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
-REPO = Path(__file__).resolve().parent.parent
-ALEMBIC_INI = REPO / "alembic.ini"
+from kernelopt import CHECKOUT
+
+ALEMBIC_INI = CHECKOUT / "alembic.ini" if CHECKOUT is not None else None
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"  # kernelopt.migrations, beside storage
 
 
 def _sqlite_file(url: str) -> Path | None:
@@ -68,9 +70,9 @@ def alembic_config(url: str):
 
     # From source the repository's alembic.ini (for `alembic` by hand); installed, the migrations
     # are package data beside this package and no ini file is needed.
-    cfg = Config(str(ALEMBIC_INI)) if ALEMBIC_INI.is_file() else Config()
+    cfg = Config(str(ALEMBIC_INI)) if ALEMBIC_INI is not None and ALEMBIC_INI.is_file() else Config()
     cfg.attributes["configure_logger"] = False  # keep the caller's logging as it is
-    cfg.set_main_option("script_location", str(REPO / "migrations"))
+    cfg.set_main_option("script_location", str(MIGRATIONS))
     # ConfigParser interpolation would choke on '%' in passwords.
     cfg.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
     return cfg

@@ -11,7 +11,7 @@ from tests.conftest import HAS_CUDA
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
-SOFTMAX = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
+SOFTMAX = REPO / "kernelopt" / "examples" / "row_softmax_kernel.py"
 NO_GPU_NOTE = "no GPU: the Triton interpreter checks correctness only"
 
 pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour on a machine without a GPU")
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour on a mach
 def kernelopt(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("TRITON_INTERPRET", None)  # the command decides that for its children
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelopt.cli.main", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -43,7 +43,7 @@ def test_optimize_without_a_problem_says_what_it_needs_and_runs_the_kernel_defau
     assert "Speedup vs compiler baseline" not in md and "1.000x" not in md and "None" not in md, md
     assert "no kernel speedup measured" in md
     assert (tmp_path / "run" / "optimized_module.py").read_text() == \
-        (REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py").read_text()
+        (REPO / "kernelopt" / "examples" / "row_softmax_kernel.py").read_text()
 
 
 def test_optimize_model_file_without_gpu_falls_back_before_loading_it(tmp_path):
@@ -122,7 +122,7 @@ def kernelopt_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.Comp
     """The command run from another directory (what it creates there can be seen)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(REPO))
     env.pop("TRITON_INTERPRET", None)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelopt.cli.main", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
