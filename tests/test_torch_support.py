@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline import torch_support
-from pipeline.torch_support import SUPPORTED_TORCH, torch_refusal, torch_version_problem
+from kernelopt.pipeline import torch_support
+from kernelopt.pipeline.torch_support import SUPPORTED_TORCH, torch_refusal, torch_version_problem
 
 
 @pytest.mark.parametrize("version", ["2.11.0", "2.11.0+cu130", "2.12.1", "2.13.0", "2.13.0+cpu",
@@ -43,7 +43,7 @@ def test_the_refusal_is_one_line_naming_the_command():
                                      ["bench", "{problems}", "--out", "{workdir}"]])
 def test_commands_that_run_jobs_refuse_an_unsupported_torch_before_anything_else(
         command, tmp_path, monkeypatch, capsys):
-    from cli.main import main
+    from kernelopt.cli.main import main
 
     monkeypatch.setattr(torch_support, "installed_torch_version", lambda: "2.7.1+cu128")
     problems = tmp_path / "problems"

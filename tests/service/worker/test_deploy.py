@@ -18,7 +18,7 @@ CLIENT_VARS = {"KERNELOPT_URL", "KERNELOPT_API_KEY"}
 
 
 def setting_vars() -> set[str]:
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
 
     return {f"KERNELOPT_{name.upper()}" for name in Settings.model_fields}
 
@@ -111,7 +111,7 @@ def test_dockerfiles():
 
 
 def test_the_worker_image_defaults_to_a_supported_torch_and_has_every_engine_package():
-    from pipeline.torch_support import torch_version_problem
+    from kernelopt.pipeline.torch_support import torch_version_problem
 
     worker = (REPO / "Dockerfile.worker").read_text()
     tag = re.search(r"^ARG PYTORCH_IMAGE=pytorch/pytorch:(\d+\.\d+\.\d+)-cuda", worker, re.M)
