@@ -1,4 +1,5 @@
-"""The `llm` candidate generator: the executor agent (SPEC §4) behind search/generator.py's interface.
+"""The `llm` candidate generator: the executor agent behind search/generator.py's interface
+(docs/architecture.md, Agents).
 
 One conversation per search chain. The first call sends the kernel's source and the
 interface it must keep; the reply's one fenced python block is the candidate. When
@@ -23,7 +24,7 @@ from kernelopt.agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
-DEFAULT_RETRIES = 4  # K (SPEC §4)
+DEFAULT_RETRIES = 4  # K (docs/architecture.md, Agents)
 PYTHON_LANGS = ("python", "py", "python3", "")
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
 

@@ -37,7 +37,7 @@ class LLMSettings:
     base_url: Optional[str] = None  # None: the openai package's default (api.openai.com)
     model: Optional[str] = None
     api_key: Optional[str] = None
-    timeout_s: float = 900.0  # per call (SPEC §4)
+    timeout_s: float = 900.0  # per call (docs/architecture.md, Agents)
     max_retries: int = 3  # on 429, 5xx and connection errors; a timeout is not retried
     backoff_s: float = 2.0  # first retry's wait, doubled each time (a Retry-After up to 60 s is honoured)
     max_tokens: int = 8192

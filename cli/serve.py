@@ -63,6 +63,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print("kernelopt serve: --workers > 1 needs a broker (KERNELOPT_BROKER_URL): the in-process dispatcher "
               "runs inside the one API process", file=sys.stderr)
         return 2
+    if settings.embedded:  # the in-process dispatcher runs the jobs here, as `kernelopt worker` would
+        from kernelopt.pipeline.torch_support import torch_refusal
+
+        refusal = torch_refusal("kernelopt serve")
+        if refusal:
+            print(refusal, file=sys.stderr)
+            return 2
     if sqlite or args.migrate:
         upgrade_database(url)
     from kernelopt.service.sandbox_gate import require_sandbox, sandbox_status

@@ -10,7 +10,7 @@ by statement, in program order, into `Step`s:
   known without running anything.
 - *library*: vendor and fallback calls (`extern_kernels.*`, `torch.ops.*`,
   `aten.*`, ...). These are **preserved**: `replaceable` is False and they are
-  never handed to a candidate generator (SPEC §2 stage 3). They also end
+  never handed to a candidate generator (docs/architecture.md, 3. Decompose). They also end
   fusible groups.
 - *cpp*: a C++ kernel of Inductor's CPU backend, `cpp_fused_gelu_0(buf1)`,
   defined by `async_compile.cpp_pybinding([...types], src)`: non-`const`

@@ -1,1 +1,1 @@
-"""One optimization job: the stages of SPEC §2 in order, with artifacts and events."""
+"""One optimization job: the stages in order (docs/architecture.md, Stages), with artifacts and events."""

@@ -1,4 +1,4 @@
-"""One job, stage by stage (SPEC §2): load → compile/capture → decompose → profile →
+"""One job, stage by stage (docs/architecture.md, Stages): load → compile/capture → decompose → profile →
 search → re-stitch + verify → report.
 
 The orchestrating process never touches CUDA or runs submitted code: every such

@@ -13,13 +13,13 @@ OUTCOMES = ("optimized", "matched", "fallback", "failed")
 @dataclass
 class JobOptions:
     dtype: str = "fp32"  # fp32 | bf16 | fp16
-    precision: str = "strict"  # strict | tf32 (SPEC §3, Gate 3)
+    precision: str = "strict"  # strict | tf32 (docs/architecture.md, Precision policies)
     time_budget_s: float = 900.0  # whole job, compile included
     generators: list[str] = field(default_factory=lambda: ["launch_config", "gemm_fp32"])  # search.registry
     gamma: float = 1.03  # Gate 4: required end-to-end speedup
     rho_max: float = 10.0
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3])  # Gate 2/3 input seeds
-    # search (SPEC §4)
+    # search (docs/architecture.md, Search)
     iterations: int = 5
     plans_per_iteration: int = 4
     beam_width: int = 4
@@ -27,7 +27,8 @@ class JobOptions:
     device: str = "auto"  # auto | cuda | interpreter
 
     def __post_init__(self) -> None:
-        PrecisionPolicy.parse(self.precision)  # the one definition of the policies (SPEC §3)
+        # the one definition of the policies (docs/architecture.md, Precision policies)
+        PrecisionPolicy.parse(self.precision)
         if self.dtype not in ("fp32", "bf16", "fp16"):
             raise ValueError(f"dtype must be fp32, bf16 or fp16, got {self.dtype!r}")
         if self.gamma < 1.0:

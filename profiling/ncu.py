@@ -1,4 +1,4 @@
-"""Nsight Compute per Triton kernel of the baseline (SPEC §2.4), when `ncu` is there.
+"""Nsight Compute per Triton kernel of the baseline (docs/architecture.md, 4. Profile), when `ncu` is there.
 
 One `ncu` run per job profiles the kernels asked for: kernel replay (each kernel
 replayed alone, `--set full`), clocks as found, and only the one model call that
@@ -39,7 +39,7 @@ from typing import Iterator, Mapping
 SOL_SECTION = "GPU Speed Of Light Throughput"
 MEMORY_SECTION = "Memory Workload Analysis"
 TOP_RULES = 3
-NEAR_OPTIMAL_SOL = 80.0  # SPEC §2.5
+NEAR_OPTIMAL_SOL = 80.0  # the tier's cut (docs/architecture.md, 4. Profile)
 UNDERUTILIZED_SOL = 30.0  # both SOLs below this: neither unit is the limit
 RUN_TIMEOUT_S = 900
 
@@ -186,7 +186,7 @@ def parse_details_csv(text: str) -> dict[str, NcuKernel]:
 
 
 def tier(compute_sol: float | None, memory_sol: float | None) -> tuple[str, str]:
-    """SPEC §2.5's tier from the two Speed-of-Light percentages, with the reason."""
+    """The tier from the two Speed-of-Light percentages, with the reason (docs/architecture.md, 4. Profile)."""
     if compute_sol is None or memory_sol is None:
         return "unprofiled", "ncu gave no Speed-of-Light figures"
     text = f"compute SOL {compute_sol:.0f}%, memory SOL {memory_sol:.0f}%"

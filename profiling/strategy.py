@@ -10,7 +10,8 @@ version could clear the performance gate, by Amdahl's law:
   above 1 (the byte count does not describe the kernel), nothing is decided
   from it.
 
-SPEC §2.5 calls a kernel near-optimal above 80% of speed-of-light. We skip on
+The product spec calls a kernel near-optimal above 80% of speed-of-light
+(docs/architecture.md, Differences from the product spec). We skip on
 the ceiling instead: on the H200 a layer norm at ~95% of the measured bandwidth
 still gave a verified 1.033x, which an 80% cut would have thrown away.
 """
@@ -141,10 +142,10 @@ def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], ga
 
 
 def apply_ncu(decisions: list[TargetDecision], ncu_kernels: dict[str, dict]) -> None:
-    """Nsight Compute's tier (SPEC §2.5) on each profiled kernel's decision, with its reason.
+    """Nsight Compute's tier (docs/architecture.md, 4. Profile) on each profiled kernel's decision, with its reason.
 
     The tier is stated and handed to the generators (the planner reads it); it does not
-    skip a search by itself: SPEC's "any SOL > 80% is near-optimal" would have skipped
+    skip a search by itself: the product spec's "any SOL > 80% is near-optimal" would have skipped
     level1/07_layer_norm (about 95% of the measured bandwidth), where a verified 1.033x was
     found (benchmarks/results/2026-11-30-h200x2-full). The roofline ceiling above decides skips.
     """

@@ -1,4 +1,4 @@
-"""Stage 6: beam search over candidates from pluggable generators (SPEC §4).
+"""Stage 6: beam search over candidates from pluggable generators (docs/architecture.md, Search).
 
 Generic over generators (the built-in launch-config expansion, LLM agents)
 and over the evaluator (Gates 1-2 and timing, usually in a child process):

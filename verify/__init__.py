@@ -1,4 +1,4 @@
-"""The verification cascade (SPEC §3): Gates 1–4 and the ranked waterfall.
+"""The verification cascade (docs/architecture.md, Gates): Gates 1–4 and the ranked waterfall.
 
 Each gate is a small module with a typed result (`GateResult`); none needs a GPU:
 the gates work on CUDA tensors and on CPU tensors under the Triton interpreter.

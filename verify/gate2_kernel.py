@@ -1,4 +1,4 @@
-"""Gate 2, multi-seed correctness of a sub-kernel candidate (SPEC §3).
+"""Gate 2, multi-seed correctness of a sub-kernel candidate (docs/architecture.md, Gate 2).
 
 For each recorded launch (one KernelIO per seed: the kernel's real inputs, and
 what Inductor's kernel produced from them) the candidate runs on guarded copies

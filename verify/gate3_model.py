@@ -1,4 +1,4 @@
-"""Gate 3, model-level correctness with the float64 fallback (SPEC §3).
+"""Gate 3, model-level correctness with the float64 fallback (docs/architecture.md, Gate 3).
 
 Inputs are the model's output leaves: `r32` from eager fp32, `o32` from the
 re-stitched candidate, `r64` from eager float64 (given, or a callable computed

@@ -1,4 +1,4 @@
-"""Gate 4, performance: t_baseline / t_candidate ≥ γ on interleaved A/B rounds (SPEC §3).
+"""Gate 4, performance: t_baseline / t_candidate ≥ γ on interleaved A/B rounds (docs/architecture.md, Gate 4).
 
 Each round is one `do_bench` median per side, from the timing harness (same
 `call` harness, fresh subprocess, L2 flushed). The speedup uses the medians of

@@ -1,4 +1,4 @@
-"""Precision policy, and finding reduced-precision math in kernel source (SPEC §3).
+"""Precision policy, and finding reduced-precision math in kernel source (docs/architecture.md, Precision policies).
 
 Gate 3's first check, allclose(1e-4), already admits TF32-level error where
 outputs are large, under either policy; so every result also states whether
@@ -63,7 +63,7 @@ def declared_precision(source: str) -> str | None:
 
 
 def strict_verdict(replacements: dict[str, str], baseline_source: str) -> tuple[str | None, dict[str, str]]:
-    """Gate 3 under `strict` (SPEC §3): (why the combination is rejected, or None;
+    """Gate 3 under `strict` (docs/architecture.md, Precision policies): (why the combination is rejected, or None;
     {replacement: declared fp32 emulation} that must pass the float64 ρ test).
 
     A replacement that declares a reduced precision, or whose code computes in one

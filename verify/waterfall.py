@@ -1,4 +1,4 @@
-"""The ranked waterfall of SPEC §2.7, as pure logic.
+"""The ranked waterfall (docs/architecture.md, Ranked waterfall), as pure logic.
 
 Every kernel has candidates ranked best-first, all past Gates 1–2; `evaluate`
 runs Gates 3–4 on one combination (kernel → candidate id). Sub-kernel gates

@@ -49,7 +49,7 @@ from kernelopt.worker.artifacts import collect_for_job
 
 log = logging.getLogger("kernelopt.worker")
 
-# Rough share of a job's wall time done when each stage starts (SPEC §2 order).
+# Rough share of a job's wall time done when each stage starts (docs/architecture.md, Stages).
 STAGE_PROGRESS = {"load": 0.02, "compile": 0.1, "decompose": 0.2, "profile": 0.25, "search": 0.3,
                   "restitch": 0.85, "verify": 0.9, "report": 0.98}
 

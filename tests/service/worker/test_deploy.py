@@ -110,6 +110,18 @@ def test_dockerfiles():
     assert '"kernelopt", "worker"' in worker and '"kernelopt", "serve"' in api
 
 
+def test_the_worker_image_defaults_to_a_supported_torch_and_has_every_engine_package():
+    from kernelopt.pipeline.torch_support import torch_version_problem
+
+    worker = (REPO / "Dockerfile.worker").read_text()
+    tag = re.search(r"^ARG PYTORCH_IMAGE=pytorch/pytorch:(\d+\.\d+\.\d+)-cuda", worker, re.M)
+    assert tag, "the default base names no torch release"
+    assert torch_version_problem(tag.group(1)) is None, torch_version_problem(tag.group(1))
+    # The worker runs the engine, so every engine package goes into its wheel (agents/: the `llm` generator).
+    for pkg in ("load", "compiled", "profiling", "search", "verify", "agents"):
+        assert re.search(rf"^COPY {pkg} \./{pkg}$", worker, re.M), pkg
+
+
 @pytest.fixture(scope="module")
 def manifests() -> dict[tuple[str, str], dict]:
     docs = {}

@@ -1,0 +1,74 @@
+"""The torch releases the engine supports, and the refusal of any other before a job starts.
+
+Capture and re-stitch read the output module Inductor generates (`call` on a
+`Runner` class, the launch syntax, how kernels are declared), and that module
+changes between torch releases (torch 2.6's has no `Runner` and launches with
+`grid=`; 2.9 moved `call` onto `Runner`).
+The engine is tested on torch 2.11 (the H200 GPU suite, triton 3.6) and 2.13 (CPU
+CI). On another release a job would get as far as capture and fail there with a
+message about Inductor's internals, so `kernelopt optimize`, `kernelopt bench` and
+`kernelopt worker` check the installed torch first and refuse with one line.
+
+The version is read from the installed distribution, never by importing torch:
+the worker's supervisor and a job's orchestrator do not import torch (their
+children do), and the check must cost nothing.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import re
+from pathlib import Path
+
+# (major, minor), inclusive at both ends: every patch release and pre-release of these.
+# Widen it only together with a GPU run of the suite on the new release (README, "Supported torch").
+SUPPORTED_TORCH = ((2, 11), (2, 13))
+
+_VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)")
+
+
+def supported_range_text() -> str:
+    (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED_TORCH
+    return f"{lo_major}.{lo_minor}–{hi_major}.{hi_minor}"
+
+
+def installed_torch_version() -> str | None:
+    """The installed torch's version string (e.g. "2.11.0+cu130"), or None where torch is not installed."""
+    try:
+        return importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    # A source build on PYTHONPATH has no distribution metadata; its torch/version.py says the version.
+    spec = importlib.util.find_spec("torch")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        try:
+            text = (Path(root) / "version.py").read_text()
+        except OSError:
+            continue
+        found = re.search(r"""^__version__\s*(?::\s*str\s*)?=\s*['"]([^'"]+)['"]""", text, re.M)
+        if found:
+            return found.group(1)
+    return None
+
+
+def torch_version_problem(version: str | None) -> str | None:
+    """Why torch `version` cannot run the engine, or None when it is in SUPPORTED_TORCH."""
+    supported = f"KernelOPT supports torch {supported_range_text()}"
+    if version is None:
+        return f"torch is not installed; {supported}"
+    match = _VERSION_RE.match(version)
+    if match is None:
+        return f"torch reports the version {version!r}, which is not a release number; {supported}"
+    if not SUPPORTED_TORCH[0] <= (int(match.group(1)), int(match.group(2))) <= SUPPORTED_TORCH[1]:
+        return (f"torch {version} is not supported: {supported} (Inductor's generated code, which capture and "
+                "re-stitch read, changes between releases)")
+    return None
+
+
+def torch_refusal(command: str, version: str | None = None) -> str | None:
+    """The one line `command` prints before refusing to start, or None when the installed torch is supported.
+
+    `version`: the version to judge (default: the installed torch's).
+    """
+    problem = torch_version_problem(version if version is not None else installed_torch_version())
+    return f"{command}: {problem}" if problem else None
