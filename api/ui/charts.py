@@ -52,7 +52,7 @@ def stacked_bars(chart_id: str, title: str, buckets: list[tuple[str, dict[str, i
     every = _label_every(len(buckets))
     for i, (label, counts) in enumerate(buckets):
         x = LEFT + 4 + i * slot
-        base = H - BOTTOM
+        base = float(H - BOTTOM)
         for name in series:
             n = counts.get(name, 0)
             if not n:

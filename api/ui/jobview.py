@@ -59,7 +59,8 @@ def search_trees(report: dict, trajectory: list[dict], max_nodes: int) -> list[d
     """Per searched kernel: the candidates as a tree (parent → derived candidates) under Inductor's kernel,
     each with the gate that stopped it, or its kernel time and whether it went on to be deployed."""
     chosen = _dict(_dict(report.get("waterfall_steps")).get("combination"))
-    summaries = {s.get("target"): s for s in _list(report.get("search")) if isinstance(s, dict)}
+    summaries = {s["target"]: s for s in _list(report.get("search"))
+                 if isinstance(s, dict) and isinstance(s.get("target"), str)}
     by_target: dict[str, list[dict]] = {}
     for rec in trajectory:
         by_target.setdefault(rec["target"], []).append(rec)

@@ -23,7 +23,8 @@ class _Lru:
     """A small thread-safe LRU (the API serves pages from several threads)."""
 
     def __init__(self, size: int):
-        self.size, self._d, self._lock = size, OrderedDict(), threading.Lock()
+        self.size, self._lock = size, threading.Lock()
+        self._d: OrderedDict[str, Any] = OrderedDict()
 
     def get(self, key: str) -> Any:
         with self._lock:

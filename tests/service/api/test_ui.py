@@ -290,7 +290,7 @@ def test_overview_counts_only_measured_speedups_and_draws_charts(api, worker):
     worker.run(llm_job, outcome="optimized", speedup=1.7316, cause=None, result=report["result"],
                artifacts={"report.json": raw, "trajectory.jsonl": traj})
     html = c.get("/ui/").text
-    assert 'id="llm-tokens">7,168<' in html and "in 1 job" in html and "cost 0.01" in html
+    assert 'id="llm-tokens">7,168<' in html and "the reports of 1 job record them" in html and "cost 0.01" in html
 
 
 def test_job_page_draws_the_report(api, worker):
@@ -306,7 +306,7 @@ def test_job_page_draws_the_report(api, worker):
     kernels = section(html, 'id="kernels"')
     gemm, ln = kernels.index("sm80_xmma_gemm"), kernels.index("triton_red_fused_add_native_layer_norm_0")
     assert gemm < ln and "96.5%" in kernels and "3.5%" in kernels and "width: 96.5%" in kernels
-    assert "3965" in kernels and "93%" in kernels and "memory-bound 21% / 91%, 78%" in kernels
+    assert "3965 (93%)" in kernels and "memory-bound 21% / 91%, 78%" in kernels
     assert "MemoryL2Compression" in kernels and "too small to clear gamma" in kernels
     assert "memory roofline 4250 GB/s" in html and "Nsight Compute: profiled 1 kernel" in html
     # the search tree: every candidate, nested under its parent, with the gate that stopped it
