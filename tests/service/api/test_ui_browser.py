@@ -267,9 +267,10 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     assert [r.text.split()[0] for r in d.find_elements(By.CSS_SELECTOR, "#timeline tr")] == \
         ["load", "compile", "decompose", "profile", "search", "verify"]
     assert "23.70 s" in body
-    assert [r.find_element(By.TAG_NAME, "th").text for r in d.find_elements(By.CSS_SELECTOR, "#kernels tbody tr")] \
-        == ["sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize",
-            "triton_red_fused_add_native_layer_norm_0"]
+    assert [c.text for c in d.find_elements(By.CSS_SELECTOR, "#kernels tbody th code")] == [
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize",
+        "triton_red_fused_add_native_layer_norm_0"]
+    assert "searched: no — too small" in d.find_element(By.ID, "kernels").text
     assert "fp32 emulated on tensor cores" in d.find_element(By.ID, "precision").text
     tree = d.find_element(By.CSS_SELECTOR, "section.tree")
     assert len(tree.find_elements(By.CSS_SELECTOR, "li.cand")) == 6
