@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
-from search.generator import Attempt, Candidate, CandidateGenerator, KernelTarget
+from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, KernelTarget
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from sqlalchemy import select
 
-from api.ui import charts
-from api.ui.reports import llm_digest
-from service.job_queries import StatsTally
-from storage.models import Artifact, Job, utcnow
+from kernelopt.api.ui import charts
+from kernelopt.api.ui.reports import llm_digest
+from kernelopt.service.job_queries import StatsTally
+from kernelopt.storage.models import Artifact, Job, utcnow
 
 MAX_TAGS = 20  # tags with their own geomean row, alphabetically
 MAX_BUCKETS = 30  # bars on the jobs-over-time chart

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import update
 
-from service import job_queries
-from storage.models import Job
+from kernelopt.service import job_queries
+from kernelopt.storage.models import Job
 
 from .test_jobs import submit
 
@@ -95,7 +95,7 @@ def test_stats_of_an_empty_team(session, make_team):
 
 
 def test_deployed_speedup_is_the_one_rule_of_measured():
-    from service.job_queries import deployed_speedup as d
+    from kernelopt.service.job_queries import deployed_speedup as d
 
     assert d("succeeded", "optimized", 1.31, "measured") == 1.31
     assert d("succeeded", "optimized", 1.31, None) == 1.31  # a record from before `timing`: its speedup stands

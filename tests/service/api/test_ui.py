@@ -76,7 +76,7 @@ def test_sign_out_ends_the_session_server_side(api):
     """A copy of the cookie kept from before sign-out (a stolen one, a second tab) is refused afterwards."""
     from sqlalchemy import func, select
 
-    from storage.models import UiSession
+    from kernelopt.storage.models import UiSession
 
     c = api.client
     sign_in(c, api.key)
@@ -101,7 +101,7 @@ def test_sign_out_ends_the_session_server_side(api):
 
 
 def test_revoking_the_key_ends_its_sessions(api):
-    from service.auth import revoke_api_key
+    from kernelopt.service.auth import revoke_api_key
 
     c = api.client
     sign_in(c, api.key)
@@ -198,7 +198,7 @@ def test_submit_form_queues_a_job_and_lands_on_its_page(api):
 def test_side_by_side_pairs_removed_and_added_lines():
     import difflib
 
-    from api.ui.routes import side_by_side
+    from kernelopt.api.ui.routes import side_by_side
 
     old = "a\nb\n--x\nc\nd\ne\nf\ng\nh\ni\nj\nk\n".splitlines(True)
     new = "a\nB\nc\nd\nNEW\ne\nf\ng\nh\ni\nj\nK\n".splitlines(True)
@@ -340,7 +340,7 @@ def test_job_page_without_a_report_says_so(api, worker):
 
 
 def test_charts_are_plain_svg_with_titles():
-    from api.ui.charts import histogram, stacked_bars
+    from kernelopt.api.ui.charts import histogram, stacked_bars
 
     svg = str(stacked_bars("c1", "Jobs <per day>", [("12-01", {"optimized": 3, "failed": 1}), ("12-02", {})],
                            ["optimized", "failed"]))
