@@ -84,7 +84,8 @@ class Stats(BaseModel):
     finished: int = Field(description="succeeded, failed or crashed jobs")
     measured: int = Field(description="jobs in the geomeans: succeeded jobs whose speed was measured on a GPU")
     not_measured: int = Field(description="finished jobs without a measured speed, in no geomean: failed, crashed, "
-                              "or run without a GPU (their timing is not-measured)")
+                              "run without a GPU (their timing is not-measured), or with no speedup recorded "
+                              "(never counted as 1.0)")
     geomean_speedup: Optional[float] = Field(
         None, description="over measured jobs only, the speedup deployed: an optimized job's, 1.0 for a matched or "
         "fallback one (the compiler's code is kept); null when no job was measured")

@@ -117,57 +117,88 @@ def events_after(session: Session, job_id: str, after_id: int, limit: int = 500)
 
 # ---------------------------------------------------------------- stats
 
+def deployed_speedup(status: str | None, outcome: str | None, speedup: float | None,
+                     timing: str | None) -> float | None:
+    """The measured speedup a finished job deploys, or None when its speed was not measured.
+
+    The one rule behind /v1/stats and the dashboard. A speed counts only when a
+    succeeded job recorded one: an optimized job's Gate 4 speedup, 1.0 for a
+    matched or fallback job (the compiler's code runs). None — "not measured",
+    never 1.0 — for a failed or crashed job, a result saying `timing:
+    not-measured` (no GPU), or a job that recorded no speedup at all.
+    """
+    if status != SUCCEEDED or outcome not in ("optimized", "matched", "fallback"):
+        return None
+    if timing == TIMING_NOT_MEASURED or speedup is None or not math.isfinite(speedup) or speedup <= 0:
+        return None
+    return float(speedup) if outcome == "optimized" else 1.0
+
+
+class StatsTally:
+    """Counts and geomeans of a set of jobs, fed one row at a time (team_stats, the dashboard's groups)."""
+
+    def __init__(self) -> None:
+        self.by_status = dict.fromkeys(STATUSES, 0)
+        self.outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
+        self.deployed_logs: list[float] = []
+        self.optimized_logs: list[float] = []
+        self.finished = self.not_measured = 0
+        self.gpu_seconds = 0.0
+
+    def add(self, status: str, outcome: str | None, speedup: float | None, gpu: float | None,
+            timing: str | None) -> float | None:
+        """Count one job; returns its deployed measured speedup (None: not measured)."""
+        self.by_status[status] = self.by_status.get(status, 0) + 1
+        self.gpu_seconds += gpu or 0.0
+        if status in (CRASHED, CANCELLED):
+            self.outcomes[status] += 1
+        elif status in (SUCCEEDED, FAILED):
+            key = outcome or "failed"
+            self.outcomes[key] = self.outcomes.get(key, 0) + 1
+        if status not in (SUCCEEDED, FAILED, CRASHED):
+            return None  # unfinished or withdrawn: neither measured nor "not measured"
+        self.finished += 1
+        deployed = deployed_speedup(status, outcome, speedup, timing)
+        if deployed is None:
+            self.not_measured += 1
+            return None
+        self.deployed_logs.append(math.log(deployed))
+        if outcome == "optimized":
+            self.optimized_logs.append(math.log(deployed))
+        return deployed
+
+    def as_dict(self) -> dict:
+        return {
+            "total": sum(self.by_status.values()),
+            "by_status": self.by_status,
+            "outcomes": self.outcomes,
+            "finished": self.finished,
+            "measured": len(self.deployed_logs),
+            "not_measured": self.not_measured,
+            "geomean_speedup": _geomean(self.deployed_logs),
+            "geomean_speedup_optimized": _geomean(self.optimized_logs),
+            "gpu_seconds": self.gpu_seconds,
+            "gpu_hours": self.gpu_seconds / 3600.0,
+        }
+
+
 def team_stats(session: Session, team_id: int, since: datetime | None = None, until: datetime | None = None,
                tag: str | None = None) -> dict:
     """Outcome counts, speedup geomeans and GPU time of the team's jobs created in [since, until).
 
-    The geomeans are over measured jobs only: succeeded jobs whose speed was
-    measured on a GPU, with the speedup actually deployed (an optimized job's,
-    1.0 for a matched or fallback one: the compiler's code runs).
-    geomean_speedup_optimized is over the optimized ones among them. A job whose
-    engine result says `timing: not-measured` (it ran without a GPU), a failed
-    or a crashed job has no measured speed: it is counted in `not_measured` and
-    in no geomean. Cancelled jobs were withdrawn and count in neither.
+    The geomeans are over measured jobs only (deployed_speedup: the speedup
+    actually deployed, 1.0 for a matched or fallback job that measured its
+    speed); geomean_speedup_optimized is over the optimized ones among them. A
+    job without a measured speed (failed, crashed, run without a GPU, or no
+    speedup recorded) is counted in `not_measured` and in no geomean.
+    Cancelled jobs were withdrawn and count in neither.
     """
     timing = Job.result["timing"].as_string()
     q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing).where(Job.team_id == team_id)
-    q = _created_and_tag(q, since, until, tag)
-    by_status = dict.fromkeys(STATUSES, 0)
-    outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
-    deployed_logs: list[float] = []
-    optimized_logs: list[float] = []
-    finished = not_measured = 0
-    gpu_seconds = 0.0
-    for status, outcome, speedup, gpu, job_timing in session.execute(q):
-        by_status[status] = by_status.get(status, 0) + 1
-        gpu_seconds += gpu or 0.0
-        if status in (CRASHED, CANCELLED):
-            outcomes[status] += 1
-        elif status in (SUCCEEDED, FAILED):
-            key = outcome or "failed"
-            outcomes[key] = outcomes.get(key, 0) + 1
-        if status not in (SUCCEEDED, FAILED, CRASHED):
-            continue
-        finished += 1
-        if status != SUCCEEDED or outcome == "failed" or job_timing == TIMING_NOT_MEASURED:
-            not_measured += 1
-            continue
-        solved = outcome == "optimized" and speedup is not None and math.isfinite(speedup) and speedup > 0
-        deployed_logs.append(math.log(speedup) if solved else 0.0)
-        if solved:
-            optimized_logs.append(math.log(speedup))
-    return {
-        "total": sum(by_status.values()),
-        "by_status": by_status,
-        "outcomes": outcomes,
-        "finished": finished,
-        "measured": len(deployed_logs),
-        "not_measured": not_measured,
-        "geomean_speedup": _geomean(deployed_logs),
-        "geomean_speedup_optimized": _geomean(optimized_logs),
-        "gpu_seconds": gpu_seconds,
-        "gpu_hours": gpu_seconds / 3600.0,
-    }
+    tally = StatsTally()
+    for status, outcome, speedup, gpu, job_timing in session.execute(_created_and_tag(q, since, until, tag)):
+        tally.add(status, outcome, speedup, gpu, job_timing)
+    return tally.as_dict()
 
 
 def _geomean(logs: list[float]) -> float | None:

@@ -146,3 +146,17 @@ class Artifact(Base):
     blob_sha256: Mapped[str] = mapped_column(String(64))
     size: Mapped[int] = mapped_column(BigInteger)
     content_type: Mapped[str] = mapped_column(String(128), default="application/octet-stream")
+
+
+class UiSession(Base):
+    """A dashboard sign-in (api/ui/session.py). The row is the session: signing out deletes it, so a copy of
+    the cookie replayed afterwards finds nothing. `id` is the SHA-256 of the cookie's random session id,
+    never the id itself: a read of this table gives no usable cookie."""
+
+    __tablename__ = "ui_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id", ondelete="CASCADE"), index=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # expired rows are swept at sign-in

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -31,7 +30,6 @@ STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "crashed")
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 MAX_DIFF_BYTES = 256 * 1024
-MAX_TAGS = 20  # tags with their own geomean row on the overview
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
                                "img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
@@ -52,29 +50,14 @@ def _secret(request: Request) -> bytes:
 
 
 async def current(request: Request) -> tuple[TeamRef, sess.UiSession] | None:
-    """The signed-in team, or None. The key row is re-checked (cached like API keys): revoking the
-    key ends the session."""
+    """The signed-in team, or None: a validly signed cookie whose server-side session row still exists
+    (not signed out, unexpired) and whose key is unrevoked. Not cached, unlike API keys: a sign-out on
+    another replica must end the session at once."""
     s = sess.decode(_secret(request), request.cookies.get(sess.COOKIE))
     if s is None:
         return None
-    cache = request.app.state.auth_cache
-    digest = f"ui-session:{s.key_id}:{s.team_id}"
-    team = cache.get(digest)
-    if team is None:
-        def lookup(session) -> TeamRef | None:
-            from sqlalchemy import select
-
-            from kernelopt.storage.models import ApiKey, Team
-
-            row = session.execute(select(Team.id, Team.name).join(ApiKey, ApiKey.team_id == Team.id).where(
-                ApiKey.id == s.key_id, ApiKey.team_id == s.team_id, ApiKey.revoked_at.is_(None))).first()
-            return TeamRef(id=row.id, name=row.name) if row is not None else None
-
-        team = await read_db(request, lookup)
-        if team is None:
-            return None
-        cache.put(digest, team)
-    return team, s
+    found = await read_db(request, lambda db: sess.team_of(db, s))
+    return (TeamRef(id=found[0], name=found[1]), s) if found is not None else None
 
 
 def _headers(response: Response) -> Response:
@@ -178,6 +161,12 @@ async def login(request: Request) -> Response:
         return render(request, "login.html", {"title": "Sign in", "error": "That API key is not valid."},
                       status_code=401)
     s = sess.new_session(*found)
+
+    def record() -> None:
+        with request.app.state.sessionmaker() as db:
+            sess.store(db, s)
+
+    await in_db_thread(request, record)
     response = _headers(RedirectResponse("/ui/", status_code=303))
     response.set_cookie(sess.COOKIE, sess.encode(_secret(request), s), max_age=sess.TTL_S, path="/ui",
                         httponly=True, samesite="strict", secure=request.url.scheme == "https")
@@ -189,6 +178,12 @@ async def logout(request: Request) -> Response:
     auth = await current(request)
     if auth is not None:
         _check_csrf(request, auth[1], (await _form(request)).get("csrf"))
+
+        def end() -> None:
+            with request.app.state.sessionmaker() as db:
+                sess.drop(db, auth[1])
+
+        await in_db_thread(request, end)
     response = to_login()
     response.delete_cookie(sess.COOKIE, path="/ui", httponly=True, samesite="strict")
     return response
@@ -203,28 +198,18 @@ async def overview(request: Request) -> Response:
         return to_login()
     team = auth[0]
 
+    blobs = request.app.state.blobs
+
     def read(session):
-        from sqlalchemy import select
-
         from kernelopt.api.routes.jobs import job_out
-        from kernelopt.service.job_queries import list_jobs, team_stats
-        from kernelopt.storage.models import Job
+        from kernelopt.api.ui.overview import team_overview
+        from kernelopt.service.job_queries import list_jobs
 
-        stats = team_stats(session, team.id)
-        causes = Counter(cause_code(c) for c in session.scalars(
-            select(Job.cause).where(Job.team_id == team.id, Job.cause.is_not(None))))
         recent, _ = list_jobs(session, team.id, limit=10)
-        tags = session.scalars(select(Job.tag).where(Job.team_id == team.id, Job.tag.is_not(None))
-                               .group_by(Job.tag).order_by(Job.tag).limit(MAX_TAGS + 1)).all()
-        by_tag = [(t, team_stats(session, team.id, tag=t)) for t in tags[:MAX_TAGS]]
-        return (stats, sorted(causes.items(), key=lambda kv: (-kv[1], kv[0])), [job_out(j) for j in recent],
-                by_tag, len(tags) > MAX_TAGS)
+        return team_overview(session, team.id, blobs), [job_out(j) for j in recent]
 
-    stats, causes, recent, by_tag, more_tags = await read_db(request, read)
-    return render(request, "overview.html", {"title": "Overview", "stats": stats, "causes": causes,
-                                             "jobs": recent, "gpu_minutes": stats["gpu_seconds"] / 60.0,
-                                             "by_tag": by_tag, "more_tags": more_tags},
-                  auth=auth)
+    figures, recent = await read_db(request, read)
+    return render(request, "overview.html", {"title": "Overview", **figures, "jobs": recent}, auth=auth)
 
 
 # ---------------------------------------------------------------- jobs
@@ -331,13 +316,28 @@ async def job_page(request: Request, job_id: str) -> Response:
             out.append((name, [(_diff_class(line), line) for line in lines], side_by_side(lines)))
         return out
 
+    def figures() -> dict[str, Any]:
+        """The report's sections (api/ui/jobview.py), from the stored report.json and trajectory.jsonl."""
+        from kernelopt.api.ui import jobview
+        from kernelopt.api.ui.reports import MAX_TREE_NODES, llm_usage, read_json, read_trajectory
+
+        stored = {name: (sha, size) for name, size, sha in arts}
+        report = read_json(blobs, *stored["report.json"]) if "report.json" in stored else None
+        report = report if isinstance(report, dict) else {}
+        trajectory = read_trajectory(blobs, *stored["trajectory.jsonl"]) if "trajectory.jsonl" in stored else []
+        return {"has_report": bool(report), "kernels": jobview.kernel_rows(report),
+                "profile": jobview.profile_summary(report),
+                "trees": jobview.search_trees(report, trajectory, MAX_TREE_NODES),
+                "precision_stmt": jobview.precision_statement(job, report), "eager": jobview.vs_eager(job, report),
+                "llm": llm_usage(report)}
+
     total = sum(v for v in job.timings.values() if isinstance(v, (int, float))) or 0.0
     timeline = [(stage, secs, (100.0 * secs / total) if total else 0.0) for stage, secs in job.timings.items()
                 if isinstance(secs, (int, float))]
     return render(request, "job.html", {
         "title": f"Job {job.id[:8]}", "job": job, "artifacts": arts, "events": events[-50:],
         "timeline": timeline, "total_s": total, "diffs": await run_in_threadpool(diffs),
-        "terminal": job.status in TERMINAL,
+        "terminal": job.status in TERMINAL, **(await run_in_threadpool(figures)),
     }, auth=auth)
 
 

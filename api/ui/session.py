@@ -2,10 +2,12 @@
 
 Signing in with an API key sets `ko_session`, an HttpOnly, SameSite=Strict cookie holding
 `<payload>.<HMAC-SHA256>` where the payload is (api key row id, team id, expiry, nonce). The key
-is checked once at sign-in and never stored; every request re-checks that the key row is still
-unrevoked, so revoking a key ends its sessions too. The CSRF token of a session is
-HMAC(secret, "csrf:" + nonce): forms carry it and every POST compares it (SameSite=Strict is the
-first line, the token the second).
+is checked once at sign-in and never stored. The nonce is the session's id: a `ui_sessions` row
+keyed by its SHA-256 holds the session server-side, and every request needs that row (and an
+unrevoked key row), so signing out (the row is deleted) or revoking the key ends the session even
+for a copy of the cookie. The signature only spares the database forged cookies. The CSRF token
+of a session is HMAC(secret, "csrf:" + nonce): forms carry it and every POST compares it
+(SameSite=Strict is the first line, the token the second).
 
 The secret is KERNELOPT_UI_SECRET, or a random one kept in `$KERNELOPT_DATA_DIR/ui-session.key`
 (mode 0600; the data directory is shared by API replicas, so they agree on it).
@@ -20,7 +22,9 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 COOKIE = "ko_session"
 TTL_S = 12 * 3600
@@ -100,3 +104,46 @@ def csrf_token(secret: bytes, s: UiSession) -> str:
 
 def csrf_ok(secret: bytes, s: UiSession, token: str | None) -> bool:
     return bool(token) and hmac.compare_digest(str(token), csrf_token(secret, s))
+
+
+# ---------------------------------------------------------------- the server-side record
+
+def row_id(s: UiSession) -> str:
+    """The row's key: a hash of the nonce, so the table never holds a usable session id."""
+    return hashlib.sha256(b"ui-session:" + s.nonce.encode()).hexdigest()
+
+
+def store(db: Any, s: UiSession) -> None:
+    """Record a new session (and sweep expired ones: sign-in is rare enough to pay for it)."""
+    from sqlalchemy import delete
+
+    from kernelopt.storage.models import UiSession as Row, utcnow
+
+    db.execute(delete(Row).where(Row.expires_at < utcnow()))
+    db.add(Row(id=row_id(s), key_id=s.key_id, team_id=s.team_id,
+               expires_at=datetime.fromtimestamp(s.expires, timezone.utc)))
+    db.commit()
+
+
+def team_of(db: Any, s: UiSession) -> tuple[int, str] | None:
+    """(team id, name) when the session's row exists, is unexpired and its key unrevoked; else None.
+    Read on every request, never cached: a sign-out elsewhere must count at once."""
+    from sqlalchemy import select
+
+    from kernelopt.storage.models import ApiKey, Team, UiSession as Row, utcnow
+
+    row = db.execute(select(Team.id, Team.name).join(ApiKey, ApiKey.team_id == Team.id)
+                     .join(Row, Row.key_id == ApiKey.id)
+                     .where(Row.id == row_id(s), Row.team_id == Team.id, ApiKey.id == s.key_id,
+                            Team.id == s.team_id, Row.expires_at > utcnow(), ApiKey.revoked_at.is_(None))).first()
+    return (row.id, row.name) if row is not None else None
+
+
+def drop(db: Any, s: UiSession) -> None:
+    """Sign-out: the row goes, so the cookie (any copy of it) is refused from now on."""
+    from sqlalchemy import delete
+
+    from kernelopt.storage.models import UiSession as Row
+
+    db.execute(delete(Row).where(Row.id == row_id(s)))
+    db.commit()

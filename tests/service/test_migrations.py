@@ -15,7 +15,7 @@ from kernelopt.storage.models import Base
 
 from .conftest import PG_ADMIN
 
-TABLES = {"teams", "api_keys", "jobs", "job_events", "artifacts", "alembic_version"}
+TABLES = {"teams", "api_keys", "jobs", "job_events", "artifacts", "ui_sessions", "alembic_version"}
 
 
 def _head() -> str:

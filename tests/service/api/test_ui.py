@@ -72,6 +72,34 @@ def test_forged_or_tampered_cookie_is_refused(api):
         c.cookies.clear()
 
 
+def test_sign_out_ends_the_session_server_side(api):
+    """A copy of the cookie kept from before sign-out (a stolen one, a second tab) is refused afterwards."""
+    from sqlalchemy import func, select
+
+    from kernelopt.storage.models import UiSession
+
+    c = api.client
+    sign_in(c, api.key)
+    old = c.cookies.get("ko_session")
+    with api.sessionmaker() as db:  # the session's row, keyed by a hash: the cookie's id is not in the table
+        ids = db.scalars(select(UiSession.id).where(UiSession.team_id == api.team.id)).all()
+    assert len(ids) == 1 and old.split(".")[0] not in ids[0]
+    other = type(c)(api.app)  # a second sign-in of the same key: a session of its own
+    sign_in(other, api.key)
+    token = csrf_of(c.get("/ui/").text)
+    assert c.post("/ui/logout", data={"csrf": token}, follow_redirects=False).status_code == 303
+    with api.sessionmaker() as db:
+        assert db.scalar(select(func.count()).select_from(UiSession).where(UiSession.team_id == api.team.id)) == 1
+    replay = type(c)(api.app)
+    replay.cookies.set("ko_session", old, path="/ui")
+    r = replay.get("/ui/", follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"] == "/ui/login"
+    assert replay.get("/ui/live?ids=abc").status_code == 401
+    assert replay.post("/ui/jobs/abc/cancel", data={"csrf": token}, follow_redirects=False).headers[
+        "location"] == "/ui/login"
+    assert other.get("/ui/", follow_redirects=False).status_code == 200  # the other session lives on
+
+
 def test_revoking_the_key_ends_its_sessions(api):
     from kernelopt.service.auth import revoke_api_key
 
@@ -198,3 +226,126 @@ def test_cross_origin_posts_are_refused(api, two_teams):
     assert c.post(f"/ui/jobs/{job}/cancel", data={"csrf": token}, headers=evil).status_code == 403
     r = c.post(f"/ui/jobs/{job}/cancel", data={"csrf": token}, headers=same, follow_redirects=False)
     assert r.status_code == 303
+
+
+# ---------------------------------------------------------------- overview figures and the job page's report
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[2] / "testdata" / "ui"
+
+
+def fixture_report() -> tuple[dict, bytes, bytes]:
+    import json
+
+    raw = (FIXTURES / "report.json").read_bytes()
+    return json.loads(raw), raw, (FIXTURES / "trajectory.jsonl").read_bytes()
+
+
+def section(html: str, marker: str, end: str = "</table>") -> str:
+    start = html.index(marker)
+    return html[start:html.index(end, start)]
+
+
+def test_overview_counts_only_measured_speedups_and_draws_charts(api, worker):
+    report, raw, traj = fixture_report()
+    jobs = {}
+    for name, kw in {
+        "opt_strict": dict(outcome="optimized", speedup=2.0, cause=None),
+        "opt_tf32": dict(outcome="optimized", speedup=1.5, cause=None, result={"precision": "tf32"}),
+        "fallback_measured": dict(outcome="fallback", speedup=1.0, cause="no-faster-candidate: none"),
+        # succeeded, but no speed recorded at all: "not measured", never a 1.0x in a geomean
+        "fallback_unmeasured": dict(outcome="fallback", speedup=None, cause="timeout: budget spent",
+                                    result={"timing": None, "baseline_ms": None}),
+        "no_gpu": dict(outcome="fallback", speedup=None, cause="no-gpu: interpreter",
+                       result={"timing": "not-measured", "timing_note": "no GPU"}),
+    }.items():
+        jobs[name] = api.submit(name.encode(), filename=f"{name}.py", tag="suite").json()["id"]
+        worker.run(jobs[name], **kw)
+    c = api.client
+    sign_in(c, api.key)
+    page = c.get("/ui/")
+    assert page.status_code == 200
+    html = page.text
+    assert '<svg id="chart-over-time"' in html and '<svg id="chart-speedups"' in html and 'role="img"' in html
+    assert "<script" not in html.split("</head>", 1)[1]  # the charts are SVG drawn by the server, no script
+    assert "Deployed speedup vs torch.compile of 3 measured jobs" in html
+    dist = section(html, 'id="distribution-data"')
+    assert "<th scope=\"row\">1.0× kept</th><td class=\"num\">1</td>" in dist
+    assert "1.5–2×</th><td class=\"num\">1</td>" in dist and "2–3×</th><td class=\"num\">1</td>" in dist
+    over_time = section(html, 'id="over-time-data"')
+    assert over_time.count("<tr>") == 2 and '<td class="num">2</td>' in over_time  # 2 optimized, 3 fallback
+    stats = c.get("/v1/stats", headers=api.headers()).json()
+    assert stats["measured"] == 3 and stats["not_measured"] == 2
+    assert stats["geomean_speedup"] == pytest.approx((2.0 * 1.5 * 1.0) ** (1 / 3))
+    assert f'id="geomean">{stats["geomean_speedup"]:.3f}×' in html
+    by_precision = section(html, 'id="by-precision"')
+    strict = section(by_precision, ">strict<", "</tr>")
+    tf32 = section(by_precision, ">tf32<", "</tr>")
+    # strict: 2.0 and the measured fallback (1.0); the two unmeasured jobs are counted apart
+    assert [v for v in re.findall(r'class="num">([^<]*)<', strict)][:5] == ["4", "2", "2", f"{2 ** 0.5:.3f}×",
+                                                                             "2.000×"]
+    assert "1.500×" in tf32
+    assert 'id="llm-tokens">none recorded<' in html  # no job's report.json records LLM usage yet
+    # a job whose report.json records LLM usage counts in the tokens tile
+    llm_job = api.submit(b"llm", filename="llm.py").json()["id"]
+    worker.run(llm_job, outcome="optimized", speedup=1.7316, cause=None, result=report["result"],
+               artifacts={"report.json": raw, "trajectory.jsonl": traj})
+    html = c.get("/ui/").text
+    assert 'id="llm-tokens">7,168<' in html and "the reports of 1 job record them" in html and "cost 0.01" in html
+
+
+def test_job_page_draws_the_report(api, worker):
+    report, raw, traj = fixture_report()
+    job = api.submit(b"model", filename="06_linear_layernorm_residual.py").json()["id"]
+    worker.run(job, outcome="optimized", speedup=1.7316, cause=report["result"]["cause"], result=report["result"],
+               artifacts={"report.json": raw, "trajectory.jsonl": traj, "report.md": b"# r\n",
+                          "diff__kernelopt_group_1.diff": DIFF})
+    c = api.client
+    sign_in(c, api.key)
+    html = c.get(f"/ui/jobs/{job}").text
+    # per-kernel share of GPU time, largest first, with the roofline and Nsight Compute figures
+    kernels = section(html, 'id="kernels"')
+    gemm, ln = kernels.index("sm80_xmma_gemm"), kernels.index("triton_red_fused_add_native_layer_norm_0")
+    assert gemm < ln and "96.5%" in kernels and "3.5%" in kernels and "width: 96.5%" in kernels
+    assert "3965 (93%)" in kernels and "memory-bound 21% / 91%, 78%" in kernels
+    assert "MemoryL2Compression" in kernels and "too small to clear gamma" in kernels
+    assert "memory roofline 4250 GB/s" in html and "Nsight Compute: profiled 1 kernel" in html
+    # the search tree: every candidate, nested under its parent, with the gate that stopped it
+    tree = section(html, 'aria-label="Search of _kernelopt_group_1"', "</section>")
+    assert tree.count('class="cand ') == 6  # Inductor's kernel and five candidates
+    accepted = section(tree, "<code>64abb737adfc</code>", "</li>")
+    assert "deployed: passed Gates 1–4" in accepted and "0.7922 ms" in accepted and "(1.75×)" in accepted
+    parent = section(tree, "<code>a1b2c3d4e5f6</code>", "</li></ul></li>")
+    assert "64abb737adfc" in parent and "0f0e0d0c0b0a" in parent  # derived candidates drawn under it
+    assert "stopped at gate1" in tree and "out of shared memory" in tree and "stopped at gate2" in tree
+    assert "too slow (needs ≥ 1.031× at kernel level)" in section(tree, "<code>77aa88bb99cc</code>", "</li>")
+    assert "5 candidates, 3 passed Gates 1–2; best kernel speedup 1.745×" in tree
+    # precision: the policy, and the declared fp32 emulation that was deployed
+    precision = section(html, 'id="precision"', "</section>")
+    assert "Policy <strong>strict</strong>" in precision and "fp32 emulated on tensor cores" in precision
+    assert "<code>3xtf32</code>" in precision and "ρ 0.272" in precision and "instructions in it: yes" in precision
+    assert 'id="vs-eager">1.77× (eager 1.4636 ms' in html and 'id="job-llm">7,168 in 3 calls' in html
+    # links to every artifact, through the session
+    for name in ("report.json", "trajectory.jsonl", "report.md", "diff__kernelopt_group_1.diff"):
+        assert f'href="/ui/jobs/{job}/artifacts/{name}"' in html, name
+        assert c.get(f"/ui/jobs/{job}/artifacts/{name}").status_code == 200, name
+
+
+def test_job_page_without_a_report_says_so(api, worker):
+    job = api.submit(b"k", filename="k.py").json()["id"]
+    worker.run(job, speedup=None, result={"timing": "not-measured", "timing_note": "no GPU"})
+    sign_in(api.client, api.key)
+    html = api.client.get(f"/ui/jobs/{job}").text
+    assert "No report.json yet." in html and "No kernel was searched (no report.json yet)" in html
+    assert "the deployed code computes in <strong>full fp32 precision</strong>" in html
+
+
+def test_charts_are_plain_svg_with_titles():
+    from kernelopt.api.ui.charts import histogram, stacked_bars
+
+    svg = str(stacked_bars("c1", "Jobs <per day>", [("12-01", {"optimized": 3, "failed": 1}), ("12-02", {})],
+                           ["optimized", "failed"]))
+    assert svg.startswith('<svg id="c1"') and "<title id=\"c1-t\">Jobs &lt;per day&gt;</title>" in svg
+    assert svg.count("<rect") == 2 and "12-01: 3 optimized" in svg and "12-01: 1 failed" in svg
+    assert "no measured jobs" in str(histogram("c2", "t", [("1.0×", 0)]))
+    bars = str(histogram("c3", "t", [("a", 4), ("b", 0)]))
+    assert bars.count("<rect") == 2 and "a: 4 jobs" in bars

@@ -9,6 +9,7 @@ Page timings (request start → load event) are printed.
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from tests.service.api.conftest import free_port
 from tests.service.api.test_embedded_serve import CLI, REPO, _env
 
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
+UI_DATA = REPO / "tests" / "testdata" / "ui"  # report.json + trajectory.jsonl shaped as the engine writes them
 DIFF = (b"--- inductor/triton_poi_fused_add_relu_0\n+++ accepted/triton_poi_fused_add_relu_0\n"
         b"@@ -3,6 +3,6 @@\n @triton.jit\n def triton_poi_fused_add_relu_0(in_ptr0, in_ptr1, out_ptr0, xnumel,"
         b" XBLOCK: tl.constexpr):\n-    # num_warps=4\n+    # num_warps=8, vectorized loads\n"
@@ -85,10 +87,12 @@ def seed(data_dir: Path) -> dict:
             return j.id
 
         measured = {"timing": "measured", "baseline_ms": 0.412, "noise_pct": 0.8}
-        job("alpha", "resnet_block.py", "vision",
-            {**measured, "outcome": "optimized", "speedup": 1.31, "optimized_ms": 0.3145, "cause": None},
-            {"report.md": b"# resnet_block: optimized 1.31x\n", "report.json": b'{"outcome": "optimized"}\n',
-             "diff_triton_poi_fused_add_relu_0.diff": DIFF, "optimized_module.py": b"# optimized module\n"},
+        report = json.loads((UI_DATA / "report.json").read_text())
+        job("alpha", "linear_layernorm_residual.py", "vision", {**report["result"], "cause": None},
+            {"report.md": b"# linear_layernorm_residual: optimized 1.73x\n",
+             "report.json": (UI_DATA / "report.json").read_bytes(),
+             "trajectory.jsonl": (UI_DATA / "trajectory.jsonl").read_bytes(),
+             "diff__kernelopt_group_1.diff": DIFF, "optimized_module.py": b"# optimized module\n"},
             gpu_s=450.0)
         job("alpha", "mlp_gelu.py", "nlp",
             {**measured, "outcome": "fallback", "speedup": 1.0, "optimized_ms": 0.412,
@@ -186,12 +190,24 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     def text() -> str:
         return d.find_element(By.TAG_NAME, "body").text
 
+    def shot(name: str) -> None:
+        """A screenshot, stored as a 256-colour PNG (a third of the size: they are committed under docs/)."""
+        from PIL import Image
+
+        path = shots / name
+        d.save_screenshot(str(path))
+        with Image.open(path) as img:
+            small = img.convert("RGB").quantize(256)
+        small.save(path, optimize=True)
+        assert path.stat().st_size > 1000
+
     bravo_names = ("bravo_secret_model.py", "bravo-suite", seeded["jobs"]["bravo_secret_model.py"])
+    job_id = seeded["jobs"]["linear_layernorm_residual.py"]
 
     # sign-in: an unauthenticated page leads there; the key goes in a POST, never a URL
     load("/ui/jobs", "login")
     assert d.current_url == url + "/ui/login"
-    d.save_screenshot(str(shots / "login.png"))
+    shot("login.png")
     d.find_element(By.ID, "api_key").send_keys("ko_not-a-key-" + "x" * 30)
     d.find_element(By.ID, "sign-in").click()
     wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "p.error")))
@@ -208,54 +224,72 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     body = text()
     stats = httpx.get(f"{url}/v1/stats", headers={"Authorization": f"Bearer {seeded['alpha']['key']}"}).json()
     assert stats["measured"] == 2 and stats["not_measured"] == 2, stats
-    assert "Team alpha" in body and "resnet_block.py" in body
+    assert "Team alpha" in body and "linear_layernorm_residual.py" in body
     assert d.find_element(By.ID, "geomean").text == f"{stats['geomean_speedup']:.3f}×"  # measured jobs only
     assert d.find_element(By.ID, "gpu-minutes").text == f"{stats['gpu_seconds'] / 60:.1f}" == "12.5"
     assert "no-faster-candidate" in body and "no-gpu" in body
     tag_rows = {r.find_element(By.TAG_NAME, "th").text: [c.text for c in r.find_elements(By.TAG_NAME, "td")]
                 for r in d.find_elements(By.CSS_SELECTOR, "#by-tag tbody tr")}
-    assert tag_rows == {"nlp": ["2", "1", "1.000×", "—", "5.0"], "vision": ["2", "1", "1.310×", "1.310×", "7.5"]}, \
-        tag_rows
+    assert tag_rows == {"nlp": ["2", "1", "1", "1.000×", "—", "5.0"],
+                        "vision": ["2", "1", "0", "1.732×", "1.732×", "7.5"]}, tag_rows
+    # the charts: server-drawn SVG, with their numbers in tables; LLM tokens from the one report recording them
+    assert d.find_element(By.ID, "chart-speedups").get_attribute("role") == "img"
+    assert d.find_element(By.ID, "chart-over-time").is_displayed()
+    assert "Deployed speedup vs torch.compile of 2 measured jobs" in d.page_source
+    assert d.find_element(By.ID, "llm-tokens").text == "7,168"
+    prec = {r.find_element(By.TAG_NAME, "th").text: [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in d.find_elements(By.CSS_SELECTOR, "#by-precision tbody tr")}
+    assert prec == {"strict": ["5", "2", "2", f"{1.7316 ** 0.5:.3f}×", "1.732×", "12.5"]}, prec
     assert not any(n in d.page_source for n in bravo_names)
-    d.set_window_size(1280, 1500)
-    d.save_screenshot(str(shots / "overview.png"))
+    d.set_window_size(1280, min(2600, d.execute_script("return document.documentElement.scrollHeight") + 140))
+    shot("overview.png")
     d.set_window_size(1280, 1000)
 
     # jobs table and its filters
     load("/ui/jobs", "jobs")
     body = text()
-    for name in ("resnet_block.py", "mlp_gelu.py", "softmax_kernel.py", "broken_model.py", "withdrawn.py"):
+    for name in ("linear_layernorm_residual.py", "mlp_gelu.py", "softmax_kernel.py", "broken_model.py", "withdrawn.py"):
         assert name in body, name
-    assert "not measured" in body and "1.31×" in body
+    assert "not measured" in body and "1.73×" in body
     assert not any(n in d.page_source for n in bravo_names)
-    d.save_screenshot(str(shots / "jobs.png"))
+    shot("jobs.png")
     Select(d.find_element(By.ID, "f-outcome")).select_by_visible_text("fallback")
     d.find_element(By.ID, "f-tag").send_keys("nlp")
     d.find_element(By.CSS_SELECTOR, ".filters button").click()
     wait.until(EC.url_contains("outcome=fallback"))
     rows = d.find_elements(By.CSS_SELECTOR, "#jobs-table tbody tr")
-    assert len(rows) == 2 and "resnet_block.py" not in text(), text()
+    assert len(rows) == 2 and "linear_layernorm_residual.py" not in text(), text()
 
-    # job page: timeline, outcome, precision, artifacts, the kernel diff; a download through the cookie
-    job_id = seeded["jobs"]["resnet_block.py"]
+    # job page: timeline, outcome, precision, kernels, search tree, artifacts, the kernel diff; a download
     load(f"/ui/jobs/{job_id}", "job")
     body = text()
-    assert "optimized" in body and "1.31×" in body and "strict (full precision)" in body
+    assert "optimized" in body and "1.73×" in body and "strict (reduced precision accepted)" in body
     assert [r.text.split()[0] for r in d.find_elements(By.CSS_SELECTOR, "#timeline tr")] == \
-        ["load", "compile", "profile", "search", "verify"]
-    assert "182.40 s" in body
+        ["load", "compile", "decompose", "profile", "search", "verify"]
+    assert "23.70 s" in body
+    assert [c.text for c in d.find_elements(By.CSS_SELECTOR, "#kernels tbody th code")] == [
+        "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize",
+        "triton_red_fused_add_native_layer_norm_0"]
+    assert "searched: no — too small" in d.find_element(By.ID, "kernels").text
+    assert "fp32 emulated on tensor cores" in d.find_element(By.ID, "precision").text
+    tree = d.find_element(By.CSS_SELECTOR, "section.tree")
+    assert len(tree.find_elements(By.CSS_SELECTOR, "li.cand")) == 6
+    assert "deployed: passed Gates 1–4" in tree.find_element(By.CSS_SELECTOR, "li.deployed").text
+    assert len(tree.find_elements(By.CSS_SELECTOR, "li.rejected")) == 2
     assert [c.text for c in d.find_elements(By.CSS_SELECTOR, "table.sbs td.add")] == \
         ["    # num_warps=8, vectorized loads", "    xindex = xoffset + tl.arange(0, XBLOCK)"]
     links = {a.text: a for a in d.find_elements(By.CSS_SELECTOR, "#artifacts a")}
-    assert set(links) == {"report.md", "report.json", "diff_triton_poi_fused_add_relu_0.diff", "optimized_module.py"}
-    d.set_window_size(1280, 1900)  # the whole page, diff included
-    d.save_screenshot(str(shots / "job.png"))
+    assert set(links) == {"report.md", "report.json", "trajectory.jsonl", "diff__kernelopt_group_1.diff",
+                          "optimized_module.py"}
+    height = d.execute_script("return document.documentElement.scrollHeight")
+    d.set_window_size(1280, min(3200, height + 140))  # the whole page, tree and diff included
+    shot("job.png")
     d.set_window_size(1280, 1000)
     links["report.md"].click()
     deadline = time.monotonic() + 20
     while not (d.downloads / "report.md").is_file() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert (d.downloads / "report.md").read_bytes() == b"# resnet_block: optimized 1.31x\n"
+    assert (d.downloads / "report.md").read_bytes() == b"# linear_layernorm_residual: optimized 1.73x\n"
 
     # another team's job is a 404, its artifact too
     load(f"/ui/jobs/{seeded['jobs']['bravo_secret_model.py']}", "other-team job")
@@ -267,7 +301,9 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     d.set_window_size(390, 1000)
     load("/ui/", "overview (phone)")
     assert d.execute_script("return document.documentElement.scrollWidth") <= 400
-    d.save_screenshot(str(shots / "overview-phone.png"))
+    shot("overview-phone.png")
+    load(f"/ui/jobs/{job_id}", "job (phone)")  # wide tables and the diff scroll inside their own boxes
+    assert d.execute_script("return document.documentElement.scrollWidth") <= 400
     d.set_window_size(1280, 1000)
 
     # submit from the form: lands on the job page, whose status then changes without a reload
@@ -276,7 +312,7 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     d.find_element(By.ID, "time_budget_s").clear()
     d.find_element(By.ID, "time_budget_s").send_keys("240")
     d.find_element(By.ID, "tag").send_keys("from-the-form")
-    d.save_screenshot(str(shots / "submit.png"))
+    shot("submit.png")
     d.find_element(By.ID, "submit-job").click()
     wait.until(EC.url_matches(r"/ui/jobs/[0-9a-f]{32}$"))
     new_id = d.current_url.rsplit("/", 1)[-1]
@@ -297,7 +333,7 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
         if st != seen[-1]:
             seen.append(st)
             if st == "running":
-                d.save_screenshot(str(shots / "job-running.png"))
+                shot("job-running.png")
         if st in ("succeeded", "failed", "cancelled", "crashed"):
             break
         time.sleep(0.25)
@@ -314,13 +350,18 @@ def test_dashboard_in_a_browser(server, browser, tmp_path):
     d.switch_to.window(job_tab)
     load(f"/ui/jobs/{new_id}", "job (finished)")
     assert "report.json" in text() and "from-the-form" in text()
-    d.save_screenshot(str(shots / "job-finished.png"))
+    shot("job-finished.png")
 
-    # sign-out ends the session
+    # sign-out ends the session, server-side: the old cookie, put back, is refused
+    old_cookie = d.get_cookie("ko_session")
     d.find_element(By.ID, "sign-out").click()
     wait.until(EC.url_to_be(url + "/ui/login"))
     assert d.get_cookie("ko_session") is None
     load("/ui/", "after sign-out")
+    assert d.current_url == url + "/ui/login"
+    d.add_cookie({k: old_cookie[k] for k in ("name", "value", "path", "httpOnly", "sameSite")})
+    assert d.get_cookie("ko_session")["value"] == old_cookie["value"]
+    load("/ui/", "replayed cookie")
     assert d.current_url == url + "/ui/login"
 
     print("\npage timings (ms, request start to load event):")
