@@ -24,7 +24,7 @@ from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import make_kernel_file_generator
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.gate4_perf import check_performance
-from kernelopt.verify.precision import reduced_precision_markers
+from kernelopt.verify.precision import PrecisionPolicy, reduced_precision_markers, strict_verdict
 from kernelopt.verify.result import GateResult
 
 
@@ -108,6 +108,11 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
     from kernelopt.profiling.timing import bench_interleaved
 
     dtype = dtype_from_name(req.dtype)
+    emulated: dict[str, str] = {}
+    if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:  # the same verdict as a model's Gate 3
+        reason, emulated = strict_verdict({"the candidate": req.candidate_source}, Path(req.problem_path).read_text())
+        if reason:
+            return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None), None
     original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")
     cand = _import_source(req.candidate_source, "final")
     result = None
@@ -118,7 +123,7 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
             o32 = output_leaves(cand.launch(*_clone(xs)))
             x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
             result = check_model(r32, o32, lambda: output_leaves(original.reference(*x64)), req.precision,
-                                 rho_max=req.rho_max)
+                                 rho_max=req.rho_max, require_float64=bool(emulated))
         result.metrics["seed"] = seed
         if not result.passed:
             return result, None

@@ -97,3 +97,23 @@ def test_policy_parsing():
     assert PrecisionPolicy.parse(PrecisionPolicy.STRICT) is PrecisionPolicy.STRICT
     with pytest.raises(ValueError, match="strict"):
         PrecisionPolicy.parse("fast")
+
+
+def test_a_kernel_file_candidate_in_reduced_precision_fails_gate3_under_strict(monkeypatch):
+    """Single-kernel jobs give Gate 3 the same strict verdict as model jobs: a candidate that
+    declares (or computes in) reduced precision is rejected whatever its error; an identical one passes."""
+    from kernelopt.pipeline.kernel_job import KernelFileCheck, verify_kernel_file
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    problem = Path(__file__).parent.parent / "benchmarks" / "kernels" / "add_relu_kernel.py"
+    original = problem.read_text()
+    low = original + '\nKERNELOPT_PRECISION = "bf16"\n'
+
+    def check(source: str, policy: str):
+        return verify_kernel_file(KernelFileCheck(str(problem), source, [101], policy, 10.0, "fp32", "cpu"))
+
+    rejected, timing = check(low, "strict")
+    assert not rejected.passed and timing is None
+    assert "reduced precision" in rejected.message and rejected.metrics["branch"] == "reduced-precision"
+    same, _ = check(original, "strict")
+    assert same.passed, same.message
