@@ -104,7 +104,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
             try:
                 result = compiled_model(*inputs)
             except torch._dynamo.exc.Unsupported as exc:
-                raise UnsupportedGraph(f"graph-break: the model does not compile to one graph "
+                raise UnsupportedGraph("graph-break", f"the model does not compile to one graph "
                                        f"({str(exc).splitlines()[0][:300]}); the compiler's own code is kept") from exc
             except Exception as exc:
                 raise ProblemError(f"torch.compile failed: {type(exc).__name__}: {exc}") from exc
@@ -113,11 +113,11 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     compile_seconds = time.perf_counter() - t0
 
     if len(graphs) != 1:
-        raise UnsupportedGraph(f"several-graphs: the model compiled to {len(graphs)} graphs; only single-graph "
+        raise UnsupportedGraph("several-graphs", f"the model compiled to {len(graphs)} graphs; only single-graph "
                                "models are optimized, the compiler's own code is kept")
     g = graphs[0]
     if g["source"] is None:
-        raise UnsupportedGraph(f"no-output-module: none of the {len(sources)} modules Inductor generated is the "
+        raise UnsupportedGraph("no-output-module", f"none of the {len(sources)} modules Inductor generated is the "
                                "graph's own; the compiler's own code is kept")
     source = g["source"]
     leaves, spec = tree_flatten(result)

@@ -55,6 +55,7 @@ class ChildError(Exception):
     message: str
     traceback: str = ""
     exc_type: str = ""  # for kind "exception": the exception's class name in the child
+    error: BaseException | None = None  # for kind "exception": a typed stage error, as raised in the child
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
@@ -172,9 +173,12 @@ class _Child:
                              f"{_name(fn)} answered with something that is not a result: {exc}") from None
         if isinstance(msg, tuple) and len(msg) == 2 and msg[0] == "ok":
             return msg[1]
-        if isinstance(msg, tuple) and len(msg) == 4 and msg[0] == "error":
-            _, exc_type, text, tb = msg
-            raise ChildError(ChildErrorKind.EXCEPTION.value, f"{exc_type}: {text}", str(tb), str(exc_type))
+        if isinstance(msg, tuple) and len(msg) == 5 and msg[0] == "error":
+            _, exc_type, text, tb, typed = msg
+            if typed is not None and not (isinstance(typed, BaseException)
+                                          and getattr(type(typed), "crosses_sandbox", False)):
+                raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} raised an untyped error object")
+            raise ChildError(ChildErrorKind.EXCEPTION.value, f"{exc_type}: {text}", str(tb), str(exc_type), typed)
         raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} answered with a malformed message")
 
     def alive(self) -> bool:

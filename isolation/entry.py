@@ -2,7 +2,7 @@
 
 Applies its rlimits before anything else, then answers calls `(fn, arg)` read
 from the socket FD (pickles from the trusted parent) with `("ok", result)` or
-`("error", exception type, message, traceback)`, until the parent sends None or
+`("error", exception type, message, traceback, exception)`, until the parent sends None or
 closes the socket. Nothing of the parent's interpreter state is inherited:
 the command line and environment are all a child is given.
 """
@@ -30,12 +30,15 @@ def _reply(fn, arg) -> bytes:
     try:
         reply = ("ok", fn(arg))
     except BaseException as exc:  # noqa: BLE001 - everything must reach the parent
-        reply = ("error", type(exc).__name__, str(exc), traceback.format_exc())
+        # A typed stage error (class attribute `crosses_sandbox`) travels as itself, so the parent
+        # reads its fields instead of parsing its message; any other exception as its name and text.
+        typed = exc if getattr(type(exc), "crosses_sandbox", False) else None
+        reply = ("error", type(exc).__name__, str(exc), traceback.format_exc(), typed)
     try:
         return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # noqa: BLE001 - an unpicklable result is the stage's bug, reported as such
         return pickle.dumps(("error", type(exc).__name__, f"the result could not be sent: {exc}",
-                             traceback.format_exc()))
+                             traceback.format_exc(), None))
 
 
 def main(argv: list[str]) -> None:

@@ -21,14 +21,28 @@ MODEL_SEED = 42
 
 
 class ProblemError(Exception):
-    """The submission does not follow its convention or fails to run."""
+    """The submission does not follow its convention or fails to run.
+
+    It crosses the sandbox as itself (isolation.entry), so the job reads its message, not a string.
+    """
+
+    crosses_sandbox = True
 
 
 class UnsupportedGraph(Exception):
     """A valid model whose compiled form the engine cannot optimize (graph breaks, several graphs).
 
-    Not the submission's fault: the job falls back to the compiler's own code with this cause.
+    Not the submission's fault: the job falls back to the compiler's own code with `code` as the cause.
     """
+
+    crosses_sandbox = True
+
+    def __init__(self, code: str, reason: str):
+        super().__init__(code, reason)
+        self.code, self.reason = code, reason
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.reason}"
 
 
 def parse_python(path: str | Path):

@@ -17,7 +17,7 @@ from typing import Callable, Optional
 
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from kernelopt.compiled.graph import WEIGHTS_FILE
-from kernelopt.load.problem import ProblemError, problem_kind
+from kernelopt.load.problem import ProblemError, UnsupportedGraph, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from kernelopt.pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
 from kernelopt.pipeline.errors import InputError, require_file
@@ -111,11 +111,10 @@ class JobContext:
             return run_in_child(fn, arg, timeout_s=timeout, env=env, scratch=self.workdir,
                                 read_only=self.sandbox_read_only)
         except ChildError as exc:
-            if exc.kind == ChildErrorKind.EXCEPTION and exc.exc_type == "ProblemError":
-                raise JobFailed(exc.message.removeprefix("ProblemError: ")) from None
-            if exc.kind == ChildErrorKind.EXCEPTION and exc.exc_type == "UnsupportedGraph":
-                code, _, why = exc.message.removeprefix("UnsupportedGraph: ").partition(": ")
-                raise JobFallback(code, why) from None
+            if isinstance(exc.error, ProblemError):
+                raise JobFailed(str(exc.error)) from None
+            if isinstance(exc.error, UnsupportedGraph):
+                raise JobFallback(exc.error.code, exc.error.reason) from None
             if exc.kind == ChildErrorKind.TIMEOUT:
                 raise JobFallback("timeout", f"{what} timed out: {exc.message}") from None
             if exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):

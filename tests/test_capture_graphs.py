@@ -8,6 +8,7 @@ import pytest
 
 from kernelopt.compiled.capture import CaptureRequest, capture_model, output_module_source
 from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.load.problem import UnsupportedGraph
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 MODULE = "import torch\n\ndef call(args):\n    return args\n"
@@ -26,8 +27,8 @@ def test_a_graph_break_is_a_fallback_cause_not_a_bad_submission(tmp_path):
     with pytest.raises(ChildError) as err:
         run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "graph_break.py"), str(tmp_path), device="cpu"),
                      timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"})
-    assert err.value.exc_type == "UnsupportedGraph", err.value
-    assert err.value.message.startswith("UnsupportedGraph: graph-break: "), err.value.message
+    assert isinstance(err.value.error, UnsupportedGraph), err.value  # the typed error, as raised in the child
+    assert err.value.error.code == "graph-break" and "one graph" in err.value.error.reason
 
 
 def test_seeded_reproduction_tells_randomness_nondeterminism_and_a_wrong_module_apart():

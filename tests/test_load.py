@@ -29,6 +29,8 @@ def test_bad_submission_gets_a_clear_message(name, message):
     assert err.value.kind == "exception"
     assert "ProblemError" in err.value.message
     assert message in err.value.message
+    # the typed error itself crossed the sandbox: the job reads it, never parses the message
+    assert isinstance(err.value.error, ProblemError) and message in str(err.value.error)
 
 
 def test_file_without_model_or_launcher_is_refused():
