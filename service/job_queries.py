@@ -130,7 +130,8 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
     in no geomean. Cancelled jobs were withdrawn and count in neither.
     """
     timing = Job.result["timing"].as_string()
-    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing).where(Job.team_id == team_id)
+    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing, Job.llm_calls, Job.llm_prompt_tokens,
+               Job.llm_completion_tokens, Job.llm_cost).where(Job.team_id == team_id)
     q = _created_and_tag(q, since, until, tag)
     by_status = dict.fromkeys(STATUSES, 0)
     outcomes = dict.fromkeys(OUTCOMES + (CRASHED, CANCELLED), 0)
@@ -138,9 +139,17 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
     optimized_logs: list[float] = []
     finished = not_measured = 0
     gpu_seconds = 0.0
-    for status, outcome, speedup, gpu, job_timing in session.execute(q):
+    llm = {"llm_calls": 0, "llm_prompt_tokens": 0, "llm_completion_tokens": 0}
+    llm_cost: float | None = None
+    for status, outcome, speedup, gpu, job_timing, calls, prompt_t, completion_t, cost in session.execute(q):
         by_status[status] = by_status.get(status, 0) + 1
         gpu_seconds += gpu or 0.0
+        # LLM usage counts for every job, whatever its end: the tokens were spent.
+        llm["llm_calls"] += calls or 0
+        llm["llm_prompt_tokens"] += prompt_t or 0
+        llm["llm_completion_tokens"] += completion_t or 0
+        if cost is not None:
+            llm_cost = (llm_cost or 0.0) + cost
         if status in (CRASHED, CANCELLED):
             outcomes[status] += 1
         elif status in (SUCCEEDED, FAILED):
@@ -167,6 +176,9 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
         "geomean_speedup_optimized": _geomean(optimized_logs),
         "gpu_seconds": gpu_seconds,
         "gpu_hours": gpu_seconds / 3600.0,
+        **llm,
+        "llm_total_tokens": llm["llm_prompt_tokens"] + llm["llm_completion_tokens"],
+        "llm_cost": llm_cost,
     }
 
 
