@@ -86,5 +86,6 @@ def _token_text(source: str) -> str:
                 continue
             out.append(tok.string)
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return " ".join(line.split("#", 1)[0].strip() for line in source.splitlines() if line.strip())
+        # unbalanced brackets or quotes: comments cut per line (a '#' in a string too), whitespace collapsed
+        return " ".join(" ".join(line.split("#", 1)[0] for line in source.splitlines()).split())
     return " ".join(out)
