@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from agents.generator import LLMGenerator
 from agents.llm import LLMSettings
@@ -22,8 +21,8 @@ from search.fingerprint import fingerprint
 from search.generator import Attempt, Candidate, Gate
 from search.kernel_source import standalone_module
 from tests.llm_server import ScriptedLLM, fenced, is_planner, plan, tokens
-from tests.test_beam import BASELINE, InterpreterEvaluator, small_reduction
-from tests.test_llm import BROKEN, GOOD, KERNEL, WRONG, needs_interpreter
+from tests.test_beam import InterpreterEvaluator, small_reduction
+from tests.test_llm import BROKEN, KERNEL, WRONG, needs_interpreter
 
 REPO = Path(__file__).resolve().parent.parent
 
