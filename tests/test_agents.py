@@ -226,3 +226,20 @@ def test_diverse_select_keeps_each_chains_best_across_llm_chains():
              for r in server.planner_requests]
     assert focus.count((True, False)) == 3 and focus.count((False, True)) == 3
     assert all(is_planner(r["body"]) for r in server.planner_requests)
+
+
+# --- the command line -----------------------------------------------------------------------------------------
+
+def test_search_controls_on_the_command_line_use_specs_symbols(tmp_path):
+    import subprocess
+    import sys
+
+    from cli.main import search_options
+
+    assert search_options("T=3, N=2,K=1,B=2,Q=4,s+=1.1,s-=1.5,chains=2,meltdown_failures=5") == {
+        "iterations": 3, "plans_per_iteration": 2, "executor_retries": 1, "beam_width": 2, "memory_size": 4,
+        "memory_success": 1.1, "memory_slowdown": 1.5, "chains": 2, "meltdown_failures": 5}
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--search", "K=-1",
+                           "--workdir", str(tmp_path / "run")], cwd=KERNEL.parents[2], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 2 and "executor_retries" in proc.stderr and not (tmp_path / "run").exists()
