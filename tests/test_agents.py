@@ -243,3 +243,36 @@ def test_search_controls_on_the_command_line_use_specs_symbols(tmp_path):
                            "--workdir", str(tmp_path / "run")], cwd=KERNEL.parents[2], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "executor_retries" in proc.stderr and not (tmp_path / "run").exists()
+
+
+def test_the_planner_prompt_carries_dispatch_context_ncu_and_roofline_of_a_model_kernel():
+    from agents.llm import LLMClient
+    from agents.planner import Planner
+    from compiled.decompose import decompose
+    from pipeline.model_job import dispatch_neighbours
+    from search.generator import KernelTarget
+
+    captured = Path(__file__).parent / "testdata" / "captured_h200"
+    g = decompose((captured / "01_linear_bias_gelu" / "baseline_module.py").read_text())
+    assert dispatch_neighbours(g, "triton_poi_fused_add_addmm_gelu_0") == {"before": ["extern_kernels.mm"],
+                                                                           "after": []}
+    conv = decompose((captured / "03_conv_bn_relu" / "baseline_module.py").read_text())
+    assert dispatch_neighbours(conv, "triton_poi_fused_convolution_0")["after"] == ["extern_kernels.convolution"]
+    kernel = g.kernels["triton_poi_fused_add_addmm_gelu_0"]
+    ncu = {"duration_ms": 0.012, "memory_sol_pct": 45.5, "compute_sol_pct": 12.0, "registers": 32,
+           "achieved_occupancy_pct": 61.0, "rules": [{"name": "UncoalescedGlobalAccess",
+                                                      "message": "loads are not coalesced",
+                                                      "estimated_speedup_pct": 30.0}]}
+    target = KernelTarget(kernel.name, kernel.source, kernel.kind, kernel.arg_names, kernel.signature, [],
+                          profile={"share": 0.25, "dispatch": dispatch_neighbours(g, kernel.name), "ncu": ncu,
+                                   "roofline_fraction": 0.4, "roofline_ceiling": 1.12, "tier": "memory-bound"})
+    with ScriptedLLM(["unused"], planner=[plan("memory-coalescing", "Coalesce the loads.")]) as server:
+        p = Planner(LLMClient(_settings(server))).plan(
+            target, kind="Triton kernel", source=kernel.source, chain=1, memory="- [failed] x", avoid=[],
+            recent_strategies=["block-sizes"], diversify=True)
+    text = user_text(server.planner_requests[0])
+    assert "library calls before it: extern_kernels.mm; after it: none" in text
+    assert "share of the model's GPU time: 25.0%" in text and "40% of the measured memory bandwidth" in text
+    assert "memory_sol_pct=45.5" in text and "registers=32" in text and "loads are not coalesced" in text
+    assert "Focus on parallelism" in text and "(block-sizes): choose a substantially different" in text
+    assert (p.strategy, p.text, p.avoided) == ("memory-coalescing", "Coalesce the loads.", False)
