@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 MAX_GENERATOR_FAILURES = 2  # a chain whose generator raised this often is retired
 
 # Why a chain stopped before the search did (SearchResult.stopped_chains).
-ChainStop = Literal["meltdown", "generator-errors", "exhausted"]
+ChainStop = Literal["meltdown", "generator-errors"]
 
 
 class Evaluator(Protocol):
@@ -226,17 +226,14 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
                 failures[chain] += 1
                 if failures[chain] >= MAX_GENERATOR_FAILURES:
                     active.discard(chain)
-                    stop = {"chain": chain, "generator": gen.name, "reason": "generator-errors",
-                            "iteration": iterations_run, "consecutive_failures": failures[chain]}
-                    stopped_chains.append(stop)
-                    if on_chain_stop is not None:
-                        on_chain_stop(stop)
+                    stopped_chains.append(_stop(chain, gen, "generator-errors", iterations_run, failures[chain],
+                                                on_chain_stop))
                 continue
             fresh = []
             for cand in proposed:
                 # An LLM may send back an earlier candidate verbatim: recorded as a duplicate (its
                 # conversation hears so). A built-in generator re-proposing one is out of ideas.
-                if cand.id in seen_ids and not _speaks(gen):
+                if cand.id in seen_ids and not _hears_duplicates(gen):
                     continue
                 seen_ids.add(cand.id)
                 cand.chain = chain
@@ -285,13 +282,10 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
             if config.meltdown_failures and streak.get(chain, 0) >= config.meltdown_failures:
                 # A chain that keeps failing burns LLM calls and gate runs: stopped, and said so.
                 active.discard(chain)
-                stop = {"chain": chain, "generator": chains[chain].name, "reason": "meltdown",
-                        "iteration": iterations_run, "consecutive_failures": streak[chain]}
-                stopped_chains.append(stop)
+                stopped_chains.append(_stop(chain, chains[chain], "meltdown", iterations_run, streak[chain],
+                                            on_chain_stop))
                 notes.append(f"iteration {iterations_run}: chain {chain} ({chains[chain].name}) stopped: "
                              f"{streak[chain]} failed attempts in a row (meltdown)")
-                if on_chain_stop is not None:
-                    on_chain_stop(stop)
         if diversify:
             diversified.append(iterations_run)
         iterations_run += 1
@@ -310,6 +304,15 @@ def _measured(attempts: list[Attempt]) -> int:
     return sum(a.gate != Gate.DUPLICATE for a in attempts)
 
 
-def _speaks(gen: CandidateGenerator) -> bool:
+def _stop(chain: int, gen: CandidateGenerator, reason: ChainStop, iteration: int, failures: int,
+          on_chain_stop: Callable[[dict], None] | None) -> dict:
+    stop = {"chain": chain, "generator": gen.name, "reason": reason, "iteration": iteration,
+            "consecutive_failures": failures}
+    if on_chain_stop is not None:
+        on_chain_stop(stop)
+    return stop
+
+
+def _hears_duplicates(gen: CandidateGenerator) -> bool:
     """Whether a generator is told its duplicates (a conversation: the LLM agents)."""
     return bool(getattr(gen, "hears_duplicates", False))
