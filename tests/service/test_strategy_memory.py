@@ -78,3 +78,21 @@ def test_token_counts_per_job_and_their_sum_per_team_in_stats(session, make_team
     fresh = make_team().team.id
     assert job_queries.team_stats(session, fresh)["llm_calls"] == 0 and job_queries.team_stats(
         session, fresh)["llm_cost"] is None
+
+
+def test_the_api_shows_a_jobs_tokens_and_the_teams_sum(settings, team_key):
+    from tests.service.api.conftest import ScriptedWorker, make_api
+
+    api = make_api(settings, team_key)
+    with api.client:
+        a, b = (api.submit(data).json()["id"] for data in (b"tokens a", b"tokens b"))
+        ScriptedWorker(api).run(a, outcome="fallback", speedup=1.0)
+        with api.sessionmaker() as s:
+            strategy_memory.record_job(s, team_key.team.id, a, report(("block-sizes", 1, 1), calls=4, pt=400, ct=40,
+                                                                      cost=0.01))
+        got = api.client.get(f"/v1/jobs/{a}", headers=api.headers()).json()
+        assert (got["llm_calls"], got["llm_prompt_tokens"], got["llm_completion_tokens"], got["llm_cost"]) == (
+            4, 400, 40, 0.01)
+        assert api.client.get(f"/v1/jobs/{b}", headers=api.headers()).json()["llm_calls"] == 0
+        stats = api.client.get("/v1/stats", headers=api.headers()).json()
+        assert (stats["llm_calls"], stats["llm_total_tokens"], stats["llm_cost"]) == (4, 440, 0.01)
