@@ -411,10 +411,15 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
 
     try:
         options = _job_options(claimed["options"], settings)
-        llm = llm_settings_for(options)
     except (ValueError, TypeError) as exc:
         with _scope(settings) as s:
             jobs.fail_job(s, job_id, worker_id, f"invalid options: {exc}")
+        return "failed"
+    try:
+        llm = llm_settings_for(options)
+    except ValueError as exc:  # the worker's KERNELOPT_LLM_* are malformed: the operator's error, said as such
+        with _scope(settings) as s:
+            jobs.fail_job(s, job_id, worker_id, f"the worker's LLM settings are invalid: {exc}")
         return "failed"
     avoid = None
     if llm is not None:  # only the planner reads it
