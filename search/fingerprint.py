@@ -63,7 +63,11 @@ def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     if nested:  # a closure may share a name with its enclosing function: leave such functions alone
         return
     stored = [n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
-    local = [name for name in dict.fromkeys(stored) if name not in params and name not in declared]
+    # Names bound other than as a Name node (`except E as e`, `import m`, `case [a]`) are kept as they are,
+    # and so is every other use of them: renaming only some uses of a name could merge different programs.
+    other = _non_name_bindings(fn)
+    local = [name for name in dict.fromkeys(stored) if name not in params and name not in declared
+             and name not in other]
     # ast.walk is breadth-first: order the names by their position in the source instead
     first_seen: dict[str, tuple[int, int]] = {}
     for n in ast.walk(fn):
@@ -74,6 +78,20 @@ def _rename_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
     for n in ast.walk(fn):
         if isinstance(n, ast.Name) and n.id in mapping:
             n.id = mapping[n.id]
+
+
+def _non_name_bindings(fn: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            names.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names.add(node.rest)
+    return names
 
 
 def _token_text(source: str) -> str:

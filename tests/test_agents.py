@@ -52,6 +52,10 @@ def test_fingerprint_ignores_comments_layout_docstrings_and_local_names_but_not_
     assert fingerprint(a) == fingerprint(b)
     assert len({fingerprint(a), fingerprint(c), fingerprint(d)}) == 3
     assert fingerprint("def broken(:\n  pass # x") == fingerprint("def broken(:  pass")  # no parse: tokens
+    # a name bound by `except ... as` is never renamed, so these two different programs stay apart
+    e1 = "def f(x):\n    e = 1\n    try:\n        x()\n    except ValueError as e:\n        return e\n"
+    e2 = "def f(x):\n    b = 1\n    try:\n        x()\n    except ValueError as e:\n        return b\n"
+    assert fingerprint(e1) != fingerprint(e2)
 
 
 def test_planner_replies_are_parsed_into_a_known_strategy_label():
