@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
-from agents.memory import ExperienceMemory
-from agents.planner import Plan, Planner
-from agents.templates import PROMPTS, prompt
-from search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
+from kernelopt.agents.memory import ExperienceMemory
+from kernelopt.agents.planner import Plan, Planner
+from kernelopt.agents.templates import PROMPTS, prompt
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 __all__ = ["PROMPTS", "prompt", "extract_code", "contract", "current_module", "LLMGenerator"]
 
@@ -80,8 +80,8 @@ def current_module(target: KernelTarget) -> str:
     if target.kind == "kernel-file" or target.is_group:
         return target.source
     try:
-        from search.kernel_source import standalone_module
-        from search.launch_config import build_space
+        from kernelopt.search.kernel_source import standalone_module
+        from kernelopt.search.launch_config import build_space
 
         space = build_space(target)
         if isinstance(space, str) or not space.baseline:

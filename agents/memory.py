@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
-from search.generator import Attempt, Gate
+from kernelopt.search.generator import Attempt, Gate
 
 EXPERIENCE_FILE = "experience.jsonl"
 SUCCESS_AT = 1.05  # s+: a candidate this much faster than the original is stored as a success

@@ -15,11 +15,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agents.templates import prompt
-from search.generator import KernelTarget
+from kernelopt.agents.templates import prompt
+from kernelopt.search.generator import KernelTarget
 
 if TYPE_CHECKING:
-    from agents.llm import LLMClient
+    from kernelopt.agents.llm import LLMClient
 
 # The labels a plan is filed under (AVOID counts per label, across jobs: a fixed list keeps them comparable).
 STRATEGIES = ("block-sizes", "warps-and-stages", "vectorized-access", "memory-coalescing", "loop-tiling",

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.options import JobOptions
-from search import registry as generator_registry
-from verify.precision import PrecisionPolicy
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search import registry as generator_registry
+from kernelopt.verify.precision import PrecisionPolicy
 
 _ENGINE = JobOptions()  # the engine's defaults, shown in the schema; never re-stated here
 DTYPES = ("fp32", "bf16", "fp16")  # pipeline.options.JobOptions.__post_init__

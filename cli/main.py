@@ -28,7 +28,7 @@ SEARCH_SYMBOLS = {"T": "iterations", "N": "plans_per_iteration", "K": "executor_
 
 def search_options(text: str | None) -> dict:
     """`T=3,K=2,chains=2` -> {"iterations": 3, "executor_retries": 2, "chains": 2}; ValueError names a bad one."""
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.options import JobOptions
 
     out: dict = {}
     fields = JobOptions.__dataclass_fields__
@@ -45,10 +45,10 @@ def search_options(text: str | None) -> dict:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from pipeline.device import NO_GPU_MESSAGE, probe_device
-    from pipeline.errors import InputError, require_file
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
+    from kernelopt.pipeline.errors import InputError, require_file
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     try:
         extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
@@ -93,7 +93,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.check import CheckRequest, run_check
 
     result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, weights=args.weights))
     print(json.dumps(result, indent=1) if args.json else result["summary"])
@@ -101,7 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from pipeline.bench import BenchOptions, run_bench
+    from kernelopt.pipeline.bench import BenchOptions, run_bench
 
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
@@ -111,7 +111,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_generators(args: argparse.Namespace) -> int:
-    from search.registry import describe
+    from kernelopt.search.registry import describe
 
     specs = describe()
     if args.json:
@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generators)
 
     # The service's front ends; their modules import web/database packages only when run.
-    from cli import admin, serve, submit, worker
+    from kernelopt.cli import admin, serve, submit, worker
 
     for front_end in (serve, worker, submit, admin):
         front_end.register(sub)
@@ -174,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from pipeline.errors import InputError
+    from kernelopt.pipeline.errors import InputError
 
     try:
         return args.func(args)

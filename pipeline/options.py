@@ -5,7 +5,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
-from verify.precision import PrecisionPolicy
+from kernelopt.verify.precision import PrecisionPolicy
 
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 
@@ -44,7 +44,7 @@ class JobOptions:
             raise ValueError("chains and memory_size must be >= 1; executor_retries and meltdown_failures >= 0")
         if self.memory_success < 1.0 or self.memory_slowdown < 1.0:
             raise ValueError("memory_success and memory_slowdown are ratios >= 1.0")
-        from search.registry import available
+        from kernelopt.search.registry import available
 
         unknown = [g for g in self.generators if g not in available()]
         if unknown or not self.generators:

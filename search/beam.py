@@ -20,8 +20,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Protocol
 
-from search.fingerprint import fingerprint
-from search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
+from kernelopt.search.fingerprint import fingerprint
+from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
 
 log = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ import ast
 import inspect
 from typing import Optional
 
-from compiled.group import GEMM_OPS, LibraryGroup, group_module_source
-from search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.compiled.group import GEMM_OPS, LibraryGroup, group_module_source
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 NAME = "gemm_fp32"
 #: construction -> one line for reports (measured: the results README)
@@ -109,7 +109,7 @@ class _Emu:
 
 
 def _gemm_library_source() -> str:
-    from search import gemm_emulated
+    from kernelopt.search import gemm_emulated
 
     return inspect.getsource(gemm_emulated).replace("from __future__ import annotations\n", "")
 

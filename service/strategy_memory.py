@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from storage.models import Job, StrategyOutcome
+from kernelopt.storage.models import Job, StrategyOutcome
 
 AVOID_BELOW = 0.30  # success rate under which a strategy is avoided...
 AVOID_MIN_ATTEMPTS = 3  # ...once it has been tried this often
@@ -55,7 +55,7 @@ def _count(value: Any) -> int | None:
 
 def outcomes_from_report(report: dict) -> list[dict]:
     """The report's strategy outcomes that pass the checks (see the module doc)."""
-    from agents.planner import STRATEGIES
+    from kernelopt.agents.planner import STRATEGIES
 
     agents = report.get("agents") if isinstance(report, dict) else None
     rows = agents.get("strategy_outcomes") if isinstance(agents, dict) else None

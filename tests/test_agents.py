@@ -10,16 +10,16 @@ import json
 from pathlib import Path
 
 
-from agents.generator import LLMGenerator
-from agents.llm import LLMSettings
-from agents.memory import ExperienceMemory, summarize
-from agents.planner import STRATEGIES, parse_plan
-from pipeline.job import run_job
-from pipeline.options import JobOptions
-from search.beam import SearchConfig, search_kernel
-from search.fingerprint import fingerprint
-from search.generator import Attempt, Candidate, Gate
-from search.kernel_source import standalone_module
+from kernelopt.agents.generator import LLMGenerator
+from kernelopt.agents.llm import LLMSettings
+from kernelopt.agents.memory import ExperienceMemory, summarize
+from kernelopt.agents.planner import STRATEGIES, parse_plan
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search.beam import SearchConfig, search_kernel
+from kernelopt.search.fingerprint import fingerprint
+from kernelopt.search.generator import Attempt, Candidate, Gate
+from kernelopt.search.kernel_source import standalone_module
 from tests.llm_server import ScriptedLLM, fenced, is_planner, plan, tokens
 from tests.test_beam import InterpreterEvaluator, small_reduction
 from tests.test_llm import BROKEN, KERNEL, WRONG, needs_interpreter
@@ -238,23 +238,23 @@ def test_search_controls_on_the_command_line_use_specs_symbols(tmp_path):
     import subprocess
     import sys
 
-    from cli.main import search_options
+    from kernelopt.cli.main import search_options
 
     assert search_options("T=3, N=2,K=1,B=2,Q=4,s+=1.1,s-=1.5,chains=2,meltdown_failures=5") == {
         "iterations": 3, "plans_per_iteration": 2, "executor_retries": 1, "beam_width": 2, "memory_size": 4,
         "memory_success": 1.1, "memory_slowdown": 1.5, "chains": 2, "meltdown_failures": 5}
-    proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--search", "K=-1",
+    proc = subprocess.run([sys.executable, "-m", "kernelopt.cli.main", "optimize", str(KERNEL), "--search", "K=-1",
                            "--workdir", str(tmp_path / "run")], cwd=KERNEL.parents[2], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 2 and "executor_retries" in proc.stderr and not (tmp_path / "run").exists()
 
 
 def test_the_planner_prompt_carries_dispatch_context_ncu_and_roofline_of_a_model_kernel():
-    from agents.llm import LLMClient
-    from agents.planner import Planner
-    from compiled.decompose import decompose
-    from pipeline.model_job import dispatch_neighbours
-    from search.generator import KernelTarget
+    from kernelopt.agents.llm import LLMClient
+    from kernelopt.agents.planner import Planner
+    from kernelopt.compiled.decompose import decompose
+    from kernelopt.pipeline.model_job import dispatch_neighbours
+    from kernelopt.search.generator import KernelTarget
 
     captured = Path(__file__).parent / "testdata" / "captured_h200"
     g = decompose((captured / "01_linear_bias_gelu" / "baseline_module.py").read_text())

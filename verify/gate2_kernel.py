@@ -20,12 +20,12 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
 
-from compiled.kernel_io import KernelIO, clone_arg, unchanged
-from isolation.child import ChildError, run_in_child
-from verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
-from verify.guarded import GuardedLaunch
-from verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
-from verify.result import GateResult
+from kernelopt.compiled.kernel_io import KernelIO, clone_arg, unchanged
+from kernelopt.isolation.child import ChildError, run_in_child
+from kernelopt.verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
+from kernelopt.verify.guarded import GuardedLaunch
+from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
+from kernelopt.verify.result import GateResult
 
 GATE = "gate2"
 

@@ -22,9 +22,9 @@ from typing import Callable, Sequence, Union
 
 import torch
 
-from verify.compare import bits, compare_close, compare_exact
-from verify.precision import PrecisionPolicy
-from verify.result import GateResult
+from kernelopt.verify.compare import bits, compare_close, compare_exact
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.result import GateResult
 
 GATE = "gate3"
 ALLCLOSE_TOL = 1e-4

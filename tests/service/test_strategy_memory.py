@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from service import job_queries, strategy_memory
-from storage.models import Job, StrategyOutcome
+from kernelopt.service import job_queries, strategy_memory
+from kernelopt.storage.models import Job, StrategyOutcome
 
 from .test_jobs import submit
 

@@ -13,10 +13,10 @@ from tests.test_llm import BROKEN
 
 def test_the_worker_passes_llm_settings_and_avoid_to_the_engine_and_records_outcomes_and_tokens(wsettings,
                                                                                                 monkeypatch):
-    from service import job_queries, strategy_memory
-    from service.auth import create_team
-    from storage.models import StrategyOutcome
-    from worker.execute import _scope, execute_job
+    from kernelopt.service import job_queries, strategy_memory
+    from kernelopt.service.auth import create_team
+    from kernelopt.storage.models import StrategyOutcome
+    from kernelopt.worker.execute import _scope, execute_job
 
     with _scope(wsettings) as s:
         team = create_team(s, "agents-team").id
