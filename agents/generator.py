@@ -1,12 +1,16 @@
-"""The `llm` candidate generator: the executor agent behind search/generator.py's interface
+"""The `llm` candidate generator: the planner and executor agents behind search/generator.py's interface
 (docs/architecture.md, Agents).
 
-One conversation per search chain. The first call sends the kernel's source and the
-interface it must keep; the reply's one fenced python block is the candidate. When
-the gates reject it, the next call puts the gate's feedback into the same
-conversation (up to K retries); when it passes, the next call asks for a faster one;
-after K failed retries the chain starts a fresh conversation from the best candidate
-so far (or the original). A reply without exactly one python block becomes a failed
+One conversation per search chain. Each plan comes from the planner (agents/planner.py:
+source, dispatch context, profile, the job's experience memory, the team's AVOID list,
+the chain's direction); the executor's first call sends the kernel's source, the
+interface it must keep and the plan; the reply's one fenced python block is the
+candidate. When the gates reject it, the next call puts the gate's feedback into the
+same conversation (up to K retries, the same plan); when it passes, the planner makes
+the next plan and the executor is asked for it in the same conversation; after K
+failed retries the chain starts a fresh conversation, with a fresh plan, from the best
+candidate so far (or the original). A candidate identical to an earlier one (gate
+`duplicate`) counts as a failed attempt and its feedback says so. A reply without exactly one python block becomes a failed
 attempt (gate "extract", with the reason) and is never run. An LLM call that fails
 (timeout, HTTP errors after the retries) raises: the beam counts it as a generator
 failure and retires the chain after two.
@@ -21,20 +25,16 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from kernelopt.agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
+from kernelopt.agents.memory import ExperienceMemory
+from kernelopt.agents.planner import Plan, Planner
+from kernelopt.agents.templates import PROMPTS, prompt
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
-PROMPTS = Path(__file__).resolve().parent / "prompts"
-DEFAULT_RETRIES = 4  # K (docs/architecture.md, Agents)
+__all__ = ["PROMPTS", "prompt", "extract_code", "contract", "current_module", "LLMGenerator"]
+
+DEFAULT_RETRIES = 4  # K (docs/architecture.md, Search)
 PYTHON_LANGS = ("python", "py", "python3", "")
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*```[ \t]*$", re.S | re.M)
-
-
-def prompt(name: str, **values: str) -> str:
-    """agents/prompts/<name>.md with each {{key}} replaced (kernel sources hold braces: no str.format)."""
-    text = (PROMPTS / f"{name}.md").read_text()
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", value)
-    return text
 
 
 def extract_code(reply: str) -> tuple[Optional[str], str]:
@@ -98,6 +98,7 @@ class Conversation:
     index: int
     messages: list[dict]
     base_id: Optional[str]  # the candidate it started from (None: the original)
+    plan: Plan
     last_id: Optional[str] = None  # the candidate of the latest reply
     retries: int = 0  # consecutive failed attempts fed back
     calls: list[int] = field(default_factory=list)
@@ -105,20 +106,40 @@ class Conversation:
 
 class LLMGenerator:
     name = "llm"
+    hears_duplicates = True  # search.beam records a repeated candidate as `duplicate` and tells us
 
     def __init__(self, settings: LLMSettings | None = None, retries: int = DEFAULT_RETRIES):
         self.settings = settings or LLMSettings.from_env()
         self.retries = retries
         self.transcript_path: Optional[Path] = None
         self.should_cancel: Optional[Callable[[], bool]] = None
+        # The job's memory when attached (the pipeline feeds it every attempt); else our own, fed from history.
+        self.memory = ExperienceMemory()
+        self._own_memory = True
+        self._fed: dict[str, int] = {}  # target -> history entries already given to our own memory
+        self.avoid: list[dict] = []  # the team's AVOID list: [{"strategy", "attempts", "successes", "jobs"}]
         self._client: Optional[LLMClient] = None
+        self._planner: Optional[Planner] = None
         self._conversations: dict[tuple[str, int], Conversation] = {}  # (target, chain) -> conversation
         self._started = 0
+        self._agents: dict[str, dict[str, int]] = {}  # per agent: calls and tokens
 
-    def attach(self, workdir: str | Path, should_cancel: Callable[[], bool] | None = None) -> None:
-        """Keep this job's transcripts in `workdir` (transcripts.jsonl) and stop retrying when it is cancelled."""
+    def attach(self, workdir: str | Path, should_cancel: Callable[[], bool] | None = None, *,
+               settings: LLMSettings | None = None, memory: ExperienceMemory | None = None,
+               avoid: list[dict] | None = None, retries: int | None = None) -> None:
+        """Join a job: transcripts.jsonl in `workdir`, its cancellation, and what the orchestrator hands over —
+        the LLM settings (passed as data by the service's worker, never through a sandboxed environment),
+        the job's experience memory, the team's AVOID list and K."""
         self.transcript_path = Path(workdir) / TRANSCRIPTS_FILE
         self.should_cancel = should_cancel
+        if settings is not None:
+            self.settings = settings
+        if memory is not None:
+            self.memory, self._own_memory = memory, False
+        if avoid is not None:
+            self.avoid = list(avoid)
+        if retries is not None:
+            self.retries = retries
 
     @property
     def client(self) -> LLMClient:
@@ -126,13 +147,26 @@ class LLMGenerator:
             self._client = LLMClient(self.settings, self.transcript_path, self.should_cancel)
         return self._client
 
+    @property
+    def planner(self) -> Planner:
+        if self._planner is None:
+            self._planner = Planner(self.client)
+        return self._planner
+
     def usage(self) -> dict:
-        """Token counts of this job's calls (and cost where prices are configured)."""
-        base = {"model": self.settings.model, "base_url": self.settings.base_url}
+        """Token counts of this job's calls (and cost where prices are configured), in all and per agent."""
+        base = {"model": self.settings.model, "base_url": self.settings.base_url,
+                "agents": {k: dict(v) for k, v in self._agents.items()}}
         if self._client is None:
             return {**base, "calls": 0, "failed_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
                     "total_tokens": 0, "cost": None}
         return {**base, **self._client.usage.to_dict()}
+
+    def _count(self, agent: str, prompt_tokens: int, completion_tokens: int) -> None:
+        t = self._agents.setdefault(agent, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
+        t["calls"] += 1
+        t["prompt_tokens"] += prompt_tokens
+        t["completion_tokens"] += completion_tokens
 
     def applicable(self, target: KernelTarget) -> Optional[str]:
         reason = self.settings.unconfigured()
@@ -142,55 +176,83 @@ class LLMGenerator:
             return "library groups are not given to the LLM yet (kernel files and Triton kernels only)"
         return None
 
-    def _start(self, target: KernelTarget, beam: list[Attempt], diversify: bool) -> Conversation:
+    def _plan(self, target: KernelTarget, source: str, chain: int, history: list[Attempt],
+              diversify: bool) -> Plan:
+        kind, _ = contract(target)
+        recent = [str(a.candidate.params.get("strategy")) for a in history[-6:]
+                  if a.candidate.generator == self.name and a.candidate.params.get("strategy")]
+        plan = self.planner.plan(target, kind=kind, source=source, chain=chain,
+                                 memory=self.memory.prompt_text(target.name), avoid=self.avoid,
+                                 recent_strategies=recent, diversify=diversify)
+        self._count("planner", plan.prompt_tokens, plan.completion_tokens)
+        return plan
+
+    def _start(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt], chain: int,
+               diversify: bool) -> Conversation:
         kind, iface = contract(target)
         best = next((a for a in beam if a.passed), None)
         source = best.candidate.source if best else current_module(target)
+        plan = self._plan(target, source, chain, history, diversify)
         context = []
         if best is not None and best.kernel_ms and best.baseline_kernel_ms:
             context.append(f"This version already runs in {best.kernel_ms:.4f} ms (the original: "
                            f"{best.baseline_kernel_ms:.4f} ms).")
         if target.profile:
             context.append(f"Profile: {target.profile}")
-        if diversify:
-            context.append("Recent attempts kept making the same kind of change: try a substantially different "
-                           "approach.")
         messages = [{"role": "system", "content": prompt("executor_system")},
                     {"role": "user", "content": prompt("executor_task", kind=kind, contract=iface, source=source,
-                                                       context="\n\n".join(context))}]
+                                                       context="\n\n".join(context), plan=_plan_text(plan))}]
         self._started += 1
-        return Conversation(self._started, messages, best.candidate.id if best else None)
+        return Conversation(self._started, messages, best.candidate.id if best else None, plan)
+
+    def _remember(self, target: KernelTarget, history: list[Attempt]) -> None:
+        """Our own memory (no job attached): the attempts of `history` not yet summarized."""
+        if not self._own_memory:
+            return
+        done = self._fed.get(target.name, 0)
+        for a in list(history)[done:]:
+            self.memory.add(target.name, a)
+        self._fed[target.name] = len(history)
 
     def propose(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt],
                 budget: int) -> list[Candidate]:
         chain = getattr(history, "chain", 0)
         diversify = bool(getattr(history, "diversify", False))
+        self._remember(target, history)
         key = (target.name, chain)
         conv = self._conversations.get(key)
         last = None
         if conv is not None and conv.last_id is not None:
             last = next((a for a in reversed(history) if a.candidate.id == conv.last_id), None)
         if conv is None or last is None or (not last.passed and conv.retries >= self.retries):
-            conv = self._conversations[key] = self._start(target, beam, diversify)
+            conv = self._conversations[key] = self._start(target, beam, history, chain, diversify)
         elif not last.passed:
             conv.retries += 1
             conv.messages.append({"role": "user", "content": prompt(
-                "executor_feedback", gate=last.gate, feedback=last.feedback[:4000], attempt=str(conv.retries),
+                "executor_feedback", gate=str(last.gate), feedback=last.feedback[:4000], attempt=str(conv.retries),
                 max_attempts=str(self.retries))})
         else:
             conv.retries = 0
+            conv.plan = self._plan(target, last.candidate.source, chain, history, diversify)
             timing = ""
             if last.kernel_ms and last.baseline_kernel_ms:
                 timing = f" It ran in {last.kernel_ms:.4f} ms; the original in {last.baseline_kernel_ms:.4f} ms."
-            conv.messages.append({"role": "user", "content": prompt("executor_improve", timing=timing)})
+            conv.messages.append({"role": "user", "content": prompt("executor_improve", timing=timing,
+                                                                    plan=_plan_text(conv.plan))})
         reply = self.client.chat(conv.messages, agent="executor",
                                  meta={"target": target.name, "chain": chain, "conversation": conv.index,
-                                       "retry": conv.retries})
+                                       "retry": conv.retries, "plan_id": conv.plan.plan_id})
+        self._count("executor", reply.prompt_tokens, reply.completion_tokens)
         conv.messages.append({"role": "assistant", "content": reply.content})
         conv.calls.append(reply.call)
         code, prose = extract_code(reply.content)
+        plan = conv.plan
         params = {"call": reply.call, "conversation": conv.index, "retry": conv.retries,
-                  "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+                  "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+                  "strategy": plan.strategy, "plan_id": plan.plan_id, "plan": plan.text[:300],
+                  "plan_call": plan.call}
+        if plan.avoided:
+            params["avoided_strategy"] = True  # the planner chose an AVOID strategy anyway: on record
         parent = conv.last_id if last is not None else conv.base_id
         if code is None:
             cand = Candidate(target.name, reply.content, self.name, f"llm reply {reply.call}: no candidate",
@@ -200,3 +262,7 @@ class LLMGenerator:
             cand = Candidate(target.name, code, self.name, summary, params=params, parent=parent)
         conv.last_id = cand.id
         return [cand]
+
+
+def _plan_text(plan: Plan) -> str:
+    return f"Strategy: {plan.strategy}\n\n{plan.text}"

@@ -70,6 +70,16 @@ class JobOptionsIn(BaseModel):
     plans_per_iteration: int = Field(_ENGINE.plans_per_iteration, ge=1, le=256)
     beam_width: int = Field(_ENGINE.beam_width, ge=1, le=256)
     max_candidates_per_kernel: int = Field(_ENGINE.max_candidates_per_kernel, ge=1, le=10_000)
+    chains: int = Field(_ENGINE.chains, ge=1, le=16, description="search chains per kernel (DiverseSelect)")
+    executor_retries: int = Field(_ENGINE.executor_retries, ge=0, le=32,
+                                  description="K: gate failures fed back to the LLM executor per plan")
+    memory_size: int = Field(_ENGINE.memory_size, ge=1, le=256, description="Q: experience items per planner prompt")
+    memory_success: float = _finite(ge=1.0, le=100.0, default=_ENGINE.memory_success,
+                                    description="s+: kernel speedup remembered as a success")
+    memory_slowdown: float = _finite(ge=1.0, le=100.0, default=_ENGINE.memory_slowdown,
+                                     description="s-: kernel slowdown remembered as a slowdown")
+    meltdown_failures: int = Field(_ENGINE.meltdown_failures, ge=0, le=1000,
+                                   description="a chain failing this many times in a row is stopped (0: never)")
     device: Literal[DEVICES] = Field(_ENGINE.device, description="auto, cuda or interpreter")  # type: ignore[valid-type]
 
     @field_validator("generators")

@@ -52,6 +52,10 @@ class JobOut(BaseModel):
     precision: Optional[str] = None
     reduced_precision: Optional[bool] = None
     gpu_seconds: float = 0.0
+    llm_calls: int = Field(0, description="LLM calls of the job's agents (planner, executor); 0 without `llm`")
+    llm_prompt_tokens: int = 0
+    llm_completion_tokens: int = 0
+    llm_cost: Optional[float] = Field(None, description="where the workers have LLM prices configured")
     links: JobLinks
 
 
@@ -92,6 +96,11 @@ class Stats(BaseModel):
     geomean_speedup_optimized: Optional[float] = Field(None, description="over measured optimized jobs only")
     gpu_seconds: float
     gpu_hours: float
+    llm_calls: int = Field(0, description="LLM calls of the agents (planner, executor) over these jobs")
+    llm_prompt_tokens: int = 0
+    llm_completion_tokens: int = 0
+    llm_total_tokens: int = 0
+    llm_cost: Optional[float] = Field(None, description="where the workers have LLM prices configured")
 
 
 class Health(BaseModel):

@@ -23,6 +23,29 @@ def _print_event(event) -> None:
         print(f"[{time.strftime('%H:%M:%S')}]   {event.message}", flush=True)
 
 
+# The design's symbols for the search options (docs/architecture.md, Search) (`--search T=3,K=2,chains=2`); full option names work too.
+SEARCH_SYMBOLS = {"T": "iterations", "N": "plans_per_iteration", "K": "executor_retries", "B": "beam_width",
+                  "Q": "memory_size", "s+": "memory_success", "s-": "memory_slowdown"}
+
+
+def search_options(text: str | None) -> dict:
+    """`T=3,K=2,chains=2` -> {"iterations": 3, "executor_retries": 2, "chains": 2}; ValueError names a bad one."""
+    from kernelopt.pipeline.options import JobOptions
+
+    out: dict = {}
+    fields = JobOptions.__dataclass_fields__
+    for item in filter(None, (p.strip() for p in (text or "").split(","))):
+        key, sep, value = item.partition("=")
+        name = SEARCH_SYMBOLS.get(key.strip(), key.strip())
+        if not sep or name not in fields or fields[name].type not in ("int", "float"):
+            raise ValueError(f"--search: {item!r} is not one of {', '.join(SEARCH_SYMBOLS)} or a numeric option")
+        try:
+            out[name] = int(value) if fields[name].type == "int" else float(value)
+        except ValueError:
+            raise ValueError(f"--search: {item!r}: {value!r} is not a number") from None
+    return out
+
+
 def cmd_optimize(args: argparse.Namespace) -> int:
     from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
     from kernelopt.pipeline.errors import InputError, require_file
@@ -37,6 +60,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     try:
         extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
             if args.generators is not None else {}
+        extra.update(search_options(args.search))
         options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget, **extra)
     except ValueError as exc:
         raise InputError(str(exc)) from None
@@ -124,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
     o.add_argument("--generators", help="comma-separated candidate generators (`kernelopt generators` lists them; "
                    "default launch_config,gemm_fp32); `llm` needs KERNELOPT_LLM_MODEL and an endpoint")
+    o.add_argument("--search", help="search controls, e.g. T=3,N=4,K=2,B=4,Q=8,chains=2,meltdown_failures=4 "
+                   "(docs/agents.md)")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")
     o.set_defaults(func=cmd_optimize)
 

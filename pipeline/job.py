@@ -13,8 +13,9 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
+from kernelopt.agents.memory import EXPERIENCE_FILE, ExperienceMemory
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from kernelopt.compiled.graph import WEIGHTS_FILE
 from kernelopt.load.problem import ProblemError, UnsupportedGraph, problem_kind
@@ -56,11 +57,19 @@ class JobContext:
     report: dict = field(default_factory=dict)
     device: Optional[DeviceInfo] = None
     weights: Optional[str] = None  # the job's copy of the weights file
+    # Handed over as plain data by the caller (the service's worker): the LLM settings (agents.llm.LLMSettings;
+    # None: the environment's) and the team's AVOID list. The engine knows nothing of where they came from.
+    llm_settings: Any = None
+    avoid: list[dict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.events = JsonLines(self.workdir / "events.jsonl")
         self.trajectory = JsonLines(self.workdir / "trajectory.jsonl")
+        o = self.options
+        self.memory = ExperienceMemory(self.workdir / EXPERIENCE_FILE, o.memory_size, o.memory_success,
+                                       o.memory_slowdown)
+        self.stopped_chains: list[dict] = []
         # Load, compile and profile run one after another in one child: torch, CUDA
         # and the model start once instead of three times (5-10 s each on the H200).
         # Search and verification use fresh children of their own.
@@ -87,10 +96,42 @@ class JobContext:
                                "generator": a.candidate.generator, "plan": a.candidate.description,
                                "params": a.candidate.params, "passed": a.passed, "gate": a.gate,
                                "feedback": a.feedback, "kernel_ms": a.kernel_ms,
-                               "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics})
+                               "baseline_kernel_ms": a.baseline_kernel_ms, "metrics": a.metrics,
+                               "chain": a.candidate.chain})
+        self.memory.add(target, a)  # the summarizer: one experience item per attempt
         self.emit("search", "progress", f"{target}: {a.candidate.description}: "
                   f"{'ok' if a.passed else 'rejected at ' + a.gate} {a.feedback[:160]}",
                   candidate=a.candidate.id, passed=a.passed)
+
+    def record_chain_stop(self, target: str, stop: dict) -> None:
+        """A search chain stopped early (meltdown, generator errors): a trajectory record and an event."""
+        rec = {"event": "chain-stopped", "target": target, **stop}
+        self.stopped_chains.append(rec)
+        self.trajectory.write(rec)
+        self.emit("search", "progress", f"{target}: chain {stop['chain']} ({stop['generator']}) stopped: "
+                  f"{stop['reason']} after {stop['consecutive_failures']} failures in a row", **stop)
+
+    def attach(self, generator) -> None:
+        """Give an agent generator (one with `attach`) this job's directory, cancellation, settings and memory."""
+        if hasattr(generator, "attach"):
+            generator.attach(self.workdir, self.should_cancel, settings=self.llm_settings, memory=self.memory,
+                             avoid=self.avoid, retries=self.options.executor_retries)
+
+    def search_config(self, usable: int):
+        from kernelopt.search.beam import SearchConfig
+
+        o = self.options
+        return SearchConfig(iterations=o.iterations, plans_per_iteration=o.plans_per_iteration,
+                            beam_width=o.beam_width, max_candidates=o.max_candidates_per_kernel,
+                            chains=max(o.chains, usable), meltdown_failures=o.meltdown_failures)
+
+    def agents_report(self) -> Optional[dict]:
+        """What the agents leave in report.json: strategy outcomes (the team's AVOID list is fed from them),
+        the AVOID list they were given, chains stopped early, experience items written."""
+        if not (self.memory.items or self.avoid or self.stopped_chains):
+            return None
+        return {"experience_items": self.memory.items, "strategy_outcomes": self.memory.strategy_outcomes(),
+                "avoid": self.avoid, "stopped_chains": self.stopped_chains}
 
     def remaining_s(self) -> float:
         return self.options.time_budget_s - (time.monotonic() - self.started)
@@ -140,12 +181,15 @@ class JobContext:
 
 def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None = None,
             on_event: Optional[EventSink] = None, should_cancel: Optional[CancelCheck] = None,
-            weights_path: str | Path | None = None) -> JobResult:
+            weights_path: str | Path | None = None, llm_settings: Any = None,
+            avoid: list[dict] | None = None) -> JobResult:
     """Run one optimization job; always returns a JobResult and writes report.json.
 
     `failed` is for a submission that cannot be run (with the reason); every
     other ending deploys either the verified optimized model or the compiler's.
     `weights_path`: a safetensors file loaded into the model (model mode).
+    `llm_settings` (agents.llm.LLMSettings) and `avoid` (the team's AVOID list,
+    [{"strategy", "attempts", "successes", "jobs"}]) are for the LLM agents.
     Raises InputError, before creating anything, when there is no problem file to
     run (missing, a directory) or `workdir` is not a directory.
     """
@@ -155,7 +199,8 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         require_file(weights_path, "weights file")
     if Path(workdir).exists() and not Path(workdir).is_dir():
         raise InputError(f"work directory {workdir} is a file")
-    ctx = JobContext(str(Path(problem_path).resolve()), Path(workdir).resolve(), options, on_event, should_cancel)
+    ctx = JobContext(str(Path(problem_path).resolve()), Path(workdir).resolve(), options, on_event, should_cancel,
+                     llm_settings=llm_settings, avoid=list(avoid or []))
     shutil.copyfile(ctx.problem_path, ctx.workdir / "problem.py")
     if weights_path is not None:
         shutil.copyfile(weights_path, ctx.workdir / WEIGHTS_FILE)
@@ -188,6 +233,9 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         result.not_measured(NO_TIMING_FAILED)
     result.precision = options.precision
     result.stage_seconds = dict(ctx.stage_seconds)
+    agents = ctx.agents_report()
+    if agents is not None:
+        ctx.report["agents"] = agents
     ctx.report["result"] = result.to_dict()
     ctx.report = to_jsonable(ctx.report)
     write_json(ctx.workdir / "report.json", ctx.report)

@@ -18,7 +18,7 @@ from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.job import JobContext
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
-from kernelopt.search.beam import SearchConfig, search_kernel
+from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import make_kernel_file_generator
@@ -155,12 +155,12 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     generators, reasons = [], []
     for name in opts.generators:
         gen = make_kernel_file_generator(name)
+        if gen is not None:
+            ctx.attach(gen)  # an agent generator: transcripts, memory, settings, AVOID list (before `applicable`)
         reason = "it does not apply to kernel files" if gen is None else gen.applicable(target)
         if reason:
             reasons.append(f"{name}: {reason}")
             continue
-        if hasattr(gen, "attach"):  # an LLM generator: transcripts.jsonl in the work directory
-            gen.attach(ctx.workdir, ctx.should_cancel)
         generators.append(gen)
     if not generators:
         return JobResult("fallback", f"no-candidates: {'; '.join(reasons)}", speedup=1.0)
@@ -170,15 +170,14 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                                                device), batch_fn=evaluate_kernel_file_batch, env=env or {},
                                    scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(900.0, ctx.remaining_s())))
-        config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
-                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
-                              chains=len(generators))
+        config = ctx.search_config(len(generators))
 
         def on_attempt(a: Attempt) -> None:
             ctx.record_attempt(target.name, a)
 
         try:
             result = search_kernel(target, generators, evaluator, config, on_attempt=on_attempt,
+                                   on_chain_stop=lambda stop: ctx.record_chain_stop(target.name, stop),
                                    should_stop=lambda: ctx.remaining_s() < 60 or bool(
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:

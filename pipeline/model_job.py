@@ -15,7 +15,7 @@ from kernelopt.pipeline.report import nondeterminism_note, write_json, write_ker
 from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
 from kernelopt.profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
-from kernelopt.search.beam import SearchConfig, search_kernel
+from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import make_generator
@@ -142,8 +142,23 @@ def _target(cg: CapturedGraph, graph: KernelGraph, name: str, share: float) -> K
     return KernelTarget(
         name=name, source=k.source, kind=k.kind, arg_names=k.arg_names, signature=k.signature,
         numels=launch.numels, size_hints=k.size_hints, inductor_meta=k.inductor_meta,
-        baseline_config=cg.kernel_configs.get(name, {}), aten_ops=k.aten_ops, profile={"share": share},
+        baseline_config=cg.kernel_configs.get(name, {}), aten_ops=k.aten_ops,
+        profile={"share": share, "dispatch": dispatch_neighbours(graph, name)},
     )
+
+
+DISPATCH_NEIGHBOURS = 2  # library calls named on each side of a kernel in the planner's dispatch context
+
+
+def dispatch_neighbours(graph: KernelGraph, name: str) -> dict:
+    """The vendor-library calls launched just before and after kernel `name` (the planner's dispatch context)."""
+    steps = graph.steps
+    at = next((i for i, s in enumerate(steps) if s.kind == "triton" and s.target == name), None)
+    if at is None:
+        return {"before": [], "after": []}
+    before = [s.target for s in steps[:at] if s.kind == "library"][-DISPATCH_NEIGHBOURS:]
+    after = [s.target for s in steps[at + 1:] if s.kind == "library"][:DISPATCH_NEIGHBOURS]
+    return {"before": before, "after": after}
 
 
 def _group_target(group: LibraryGroup, share: float, precision: str) -> KernelTarget:
@@ -158,8 +173,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
     opts = ctx.options
     generators = [make_generator(n) for n in opts.generators]
     for g in generators:
-        if hasattr(g, "attach"):  # an LLM generator: transcripts.jsonl in the work directory
-            g.attach(ctx.workdir, ctx.should_cancel)
+        ctx.attach(g)  # an agent generator: transcripts, memory, settings, AVOID list
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
     for d in decisions:
@@ -171,14 +185,14 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             target.precision = opts.precision
             if d.ncu:  # the agents' planner reads Nsight Compute's figures
                 target.profile["ncu"] = d.ncu
+            target.profile.update({k: v for k, v in (("tier", d.tier), ("roofline_fraction", d.roofline_fraction),
+                                                    ("roofline_ceiling", d.roofline_ceiling)) if v is not None})
         usable = [g for g in generators if g.applicable(target) is None]
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
                               "stopped_reason": "; ".join(filter(None, (g.applicable(target) for g in generators)))})
             continue
-        config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
-                              beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,
-                              chains=len(usable))  # one chain per generator that applies to this kernel
+        config = ctx.search_config(len(usable))  # at least one chain per generator that applies to this kernel
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
                                    scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
@@ -188,6 +202,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
 
         try:
             result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
+                                   on_chain_stop=lambda stop, name=d.name: ctx.record_chain_stop(name, stop),
                                    should_stop=lambda: ctx.remaining_s() < _verify_reserve_s(ctx) or bool(
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:

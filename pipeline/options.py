@@ -20,10 +20,16 @@ class JobOptions:
     rho_max: float = 10.0
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3])  # Gate 2/3 input seeds
     # search (docs/architecture.md, Search)
-    iterations: int = 5
-    plans_per_iteration: int = 4
-    beam_width: int = 4
+    iterations: int = 5  # T
+    plans_per_iteration: int = 4  # N, divided over the active chains
+    beam_width: int = 4  # B
     max_candidates_per_kernel: int = 24
+    chains: int = 1  # search chains per kernel (at least one per generator; DiverseSelect keeps each one's best)
+    executor_retries: int = 4  # K: gate failures fed back to the LLM executor per plan
+    memory_size: int = 8  # Q: experience items per kernel in the planner's prompt
+    memory_success: float = 1.05  # s+: kernel speedup stored as a success
+    memory_slowdown: float = 1.20  # s-: kernel slowdown stored as a slowdown
+    meltdown_failures: int = 8  # a chain whose last this-many attempts failed is stopped (0: never)
     device: str = "auto"  # auto | cuda | interpreter
 
     def __post_init__(self) -> None:
@@ -35,6 +41,10 @@ class JobOptions:
             raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
         if self.time_budget_s <= 0:
             raise ValueError("time_budget_s must be positive")
+        if min(self.chains, self.memory_size) < 1 or min(self.executor_retries, self.meltdown_failures) < 0:
+            raise ValueError("chains and memory_size must be >= 1; executor_retries and meltdown_failures >= 0")
+        if self.memory_success < 1.0 or self.memory_slowdown < 1.0:
+            raise ValueError("memory_success and memory_slowdown are ratios >= 1.0")
         from kernelopt.search.registry import available
 
         unknown = [g for g in self.generators if g not in available()]

@@ -222,9 +222,34 @@ def render_markdown(report: dict) -> str:
                          + (f"best kernel speedup {best:.3f}x" if best is not None else "no kernel speedup measured")
                          + f"; stopped: {s.get('stopped_reason') or 'search finished'}")
         lines.append("")
+    lines += agents_lines(report.get("agents"), report.get("llm"))
     if report.get("waterfall"):
         lines += ["## Waterfall (Gates 3-4 on the whole model)", ""]
         for step in report["waterfall"]:
             lines.append(f"- {step}")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def agents_lines(agents: dict | None, llm) -> list[str]:
+    """The LLM agents' part of report.md: usage, plans per strategy, chains stopped, the AVOID list given."""
+    if not agents and not llm:
+        return []
+    lines = ["## Agents", ""]
+    for usage in (llm if isinstance(llm, list) else [llm] if llm else []):
+        lines.append(f"- LLM `{usage.get('model')}`: {usage.get('calls', 0)} calls "
+                     f"({usage.get('failed_calls', 0)} failed), {usage.get('prompt_tokens', 0)} prompt + "
+                     f"{usage.get('completion_tokens', 0)} completion tokens"
+                     + (f", cost {usage['cost']:.4f}" if usage.get("cost") is not None else ""))
+    agents = agents or {}
+    for o in agents.get("strategy_outcomes") or []:
+        lines.append(f"- strategy `{o['strategy']}`: {o['successes']} of {o['attempts']} plans succeeded")
+    for stop in agents.get("stopped_chains") or []:
+        lines.append(f"- `{stop['target']}` chain {stop['chain']} ({stop['generator']}) stopped: {stop['reason']} "
+                     f"after {stop['consecutive_failures']} failures in a row")
+    if agents.get("avoid"):
+        lines.append("- AVOID list given to the planner: " + ", ".join(
+            f"`{a['strategy']}` ({a.get('successes', 0)}/{a.get('attempts', 0)})" for a in agents["avoid"]))
+    if agents.get("experience_items"):
+        lines.append(f"- {agents['experience_items']} experience items in experience.jsonl")
+    return lines + [""]

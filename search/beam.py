@@ -8,19 +8,27 @@ Paper semantics: T iterations; each iteration every active chain gets
 max(1, N // chains) proposals; only Gate-1/2-passing, timed candidates enter
 the beam; DiverseSelect keeps each chain's best, then fills the remaining
 slots by global latency; a meltdown detector tells the generators to
-diversify when recent plans keep making the same kind of move.
+diversify when recent plans keep making the same kind of move, and stops a
+chain whose last `meltdown_failures` attempts all failed (issue 10: a chain
+that keeps failing is stopped). A candidate whose normalized source
+(search.fingerprint) was seen before is recorded with gate `duplicate` and
+never evaluated again.
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Callable, Literal, Optional, Protocol
 
-from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, KernelTarget
+from kernelopt.search.fingerprint import fingerprint
+from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
 
 log = logging.getLogger(__name__)
 
 MAX_GENERATOR_FAILURES = 2  # a chain whose generator raised this often is retired
+
+# Why a chain stopped before the search did (SearchResult.stopped_chains).
+ChainStop = Literal["meltdown", "generator-errors"]
 
 
 class Evaluator(Protocol):
@@ -40,6 +48,8 @@ class SearchConfig:
     chains: int = 1  # at least one chain per generator; more chains share generators round-robin
     meltdown_window: int = 6  # look at this many most recent plan directions...
     meltdown_unique: int = 2  # ...and call it a meltdown when they hold at most this many distinct ones
+    # A chain whose last this-many attempts all failed (gates, no code, duplicates) is stopped; 0: never.
+    meltdown_failures: int = 8
 
 
 @dataclass
@@ -52,6 +62,8 @@ class SearchResult:
     iterations_run: int = 0
     diversified: list[int] = field(default_factory=list)  # iterations that ran with the diversify hint
     notes: list[str] = field(default_factory=list)  # generator errors and other non-fatal events
+    # chains stopped early: {"chain", "generator", "reason": ChainStop, "iteration", "consecutive_failures"}
+    stopped_chains: list[dict] = field(default_factory=list)
 
 
 class SearchHistory(list):
@@ -108,9 +120,12 @@ def plan_direction(candidate: Candidate, parent_params: Optional[dict]) -> str:
 
     With params: the generator and the sorted names of the params that changed
     from the parent (or from the baseline config), e.g. "launch_config:R0_BLOCK+num_warps".
+    With a planner's strategy label (params["strategy"]): the generator and that label.
     Without: the generator and the first word of the description (an LLM plan's verb).
     """
     params = candidate.params or {}
+    if params.get("strategy"):
+        return f"{candidate.generator}:{params['strategy']}"
     if params and parent_params is not None:
         keys = sorted(set(params) | set(parent_params))
         changed = [k for k in keys if params.get(k) != parent_params.get(k)]
@@ -131,10 +146,29 @@ def _chain_beam(beam: list[Attempt], chain: int) -> list[Attempt]:
     return own + [a for a in beam if a.candidate.chain != chain]
 
 
+def _duplicate(cand: Candidate, first: Candidate, verdicts: dict[str, Attempt]) -> Attempt:
+    """The attempt recorded for a candidate whose normalized source was seen before (never run)."""
+    known = verdicts.get(first.id)
+    if known is None:
+        verdict = "proposed in this same iteration"
+    elif known.passed:
+        verdict = f"it passed Gates 1-2 ({known.kernel_ms:.4f} ms)" if known.kernel_ms else "it passed Gates 1-2"
+    else:
+        verdict = f"it was rejected at {known.gate}"
+    return Attempt(cand, False, Gate.DUPLICATE,
+                   f"this candidate is the same program as candidate {first.id} (identical after removing "
+                   f"comments, layout and local variable names; {verdict}); it was not run again. Propose a "
+                   "different change.", metrics={"duplicate_of": first.id})
+
+
 def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], evaluator: Evaluator,
                   config: SearchConfig, on_attempt: Callable[[Attempt], None] | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> SearchResult:
-    """Beam search for faster versions of one kernel; never raises for a generator's failure."""
+                  should_stop: Callable[[], bool] | None = None,
+                  on_chain_stop: Callable[[dict], None] | None = None) -> SearchResult:
+    """Beam search for faster versions of one kernel; never raises for a generator's failure.
+
+    `on_chain_stop` is told of each chain stopped early (the job's trajectory records it).
+    """
     notes: list[str] = []
     usable = []
     for g in generators:
@@ -151,7 +185,11 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     attempts: list[Attempt] = []
     directions: list[str] = []
     params_by_id: dict[str, dict] = {}
-    seen_ids: set[str] = set()
+    seen_ids: set[str] = set()  # exact sources: a generator re-proposing one is exhausted
+    by_print: dict[str, Candidate] = {}  # normalized source -> the first candidate with it
+    verdicts: dict[str, Attempt] = {}
+    stopped_chains: list[dict] = []
+    streak: dict[int, int] = {c: 0 for c in chains}  # consecutive failed attempts per chain
     beam: list[Attempt] = []
     diversified: list[int] = []
     diversify = False  # set by the meltdown detector after each iteration
@@ -161,7 +199,7 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     iterations_run = 0
 
     while iterations_run < config.iterations:
-        remaining = config.max_candidates - len(attempts)
+        remaining = config.max_candidates - _measured(attempts)
         if should_stop and should_stop():
             stopped = "should_stop"
             break
@@ -188,10 +226,14 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
                 failures[chain] += 1
                 if failures[chain] >= MAX_GENERATOR_FAILURES:
                     active.discard(chain)
+                    stopped_chains.append(_stop(chain, gen, "generator-errors", iterations_run, failures[chain],
+                                                on_chain_stop))
                 continue
             fresh = []
             for cand in proposed:
-                if cand.id in seen_ids:  # same source as an earlier candidate: its verdict is known
+                # An LLM may send back an earlier candidate verbatim: recorded as a duplicate (its
+                # conversation hears so). A built-in generator re-proposing one is out of ideas.
+                if cand.id in seen_ids and not _hears_duplicates(gen):
                     continue
                 seen_ids.add(cand.id)
                 cand.chain = chain
@@ -211,10 +253,21 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
             stopped = "should_stop"
             break
 
-        to_gates = [c for c in batch if not c.rejected]
+        dups: dict[int, Attempt] = {}
+        for i, c in enumerate(batch):
+            if c.rejected:
+                continue
+            fp = fingerprint(c.source)
+            if fp in by_print:
+                dups[i] = _duplicate(c, by_print[fp], verdicts)
+            else:
+                by_print[fp] = c
+        to_gates = [c for i, c in enumerate(batch) if not c.rejected and i not in dups]
         gated = iter(evaluator.evaluate(to_gates) if to_gates else [])
-        results = [Attempt(c, False, "extract", c.rejected) if c.rejected else next(gated) for c in batch]
+        results = [Attempt(c, False, Gate.EXTRACT, c.rejected) if c.rejected else dups.get(i) or next(gated)
+                   for i, c in enumerate(batch)]
         for a in results:
+            verdicts.setdefault(a.candidate.id, a)
             attempts.append(a)
             params_by_id[a.candidate.id] = dict(a.candidate.params or {})
             parent = params_by_id.get(a.candidate.parent) if a.candidate.parent else baseline_params or None
@@ -222,13 +275,44 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
             if on_attempt is not None:
                 on_attempt(a)
         beam = diverse_select(beam + list(results), config.beam_width)
+        for a in results:
+            chain = a.candidate.chain
+            streak[chain] = 0 if a.passed else streak.get(chain, 0) + 1
+        for chain in sorted(active):
+            if config.meltdown_failures and streak.get(chain, 0) >= config.meltdown_failures:
+                # A chain that keeps failing burns LLM calls and gate runs: stopped, and said so.
+                active.discard(chain)
+                stopped_chains.append(_stop(chain, chains[chain], "meltdown", iterations_run, streak[chain],
+                                            on_chain_stop))
+                notes.append(f"iteration {iterations_run}: chain {chain} ({chains[chain].name}) stopped: "
+                             f"{streak[chain]} failed attempts in a row (meltdown)")
         if diversify:
             diversified.append(iterations_run)
         iterations_run += 1
         diversify = _meltdown(directions, config)
-        if len(attempts) >= config.max_candidates:
+        if _measured(attempts) >= config.max_candidates:
             stopped = "budget"
             break
 
     ranked = sorted((a for a in attempts if a.passed), key=latency)
-    return SearchResult(target.name, ranked, attempts, stopped, beam, iterations_run, diversified, notes)
+    return SearchResult(target.name, ranked, attempts, stopped, beam, iterations_run, diversified, notes,
+                        stopped_chains)
+
+
+def _measured(attempts: list[Attempt]) -> int:
+    """Attempts that count against the candidate budget: duplicates cost no gate run."""
+    return sum(a.gate != Gate.DUPLICATE for a in attempts)
+
+
+def _stop(chain: int, gen: CandidateGenerator, reason: ChainStop, iteration: int, failures: int,
+          on_chain_stop: Callable[[dict], None] | None) -> dict:
+    stop = {"chain": chain, "generator": gen.name, "reason": reason, "iteration": iteration,
+            "consecutive_failures": failures}
+    if on_chain_stop is not None:
+        on_chain_stop(stop)
+    return stop
+
+
+def _hears_duplicates(gen: CandidateGenerator) -> bool:
+    """Whether a generator is told its duplicates (a conversation: the LLM agents)."""
+    return bool(getattr(gen, "hears_duplicates", False))

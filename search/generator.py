@@ -12,7 +12,28 @@ generator (they read `history` for feedback and the profile for guidance).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Optional, Protocol
+
+
+class Gate(str, Enum):
+    """Where an attempt ended (`Attempt.gate`): the one list of these names.
+
+    A str enum, so trajectory records, reports and comparisons with plain strings
+    ("gate1") keep working; `str()` is the bare value.
+    """
+
+    EXTRACT = "extract"  # the generator's output held no candidate (an LLM reply without one code block)
+    DUPLICATE = "duplicate"  # same normalized source as an earlier candidate: never run again
+    GATE1 = "gate1"  # compile + dry run
+    GATE2 = "gate2"  # multi-seed correctness on real inputs
+    TIMED = "timed"  # passed Gates 1-2 and was timed
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
 
 
 @dataclass
@@ -68,7 +89,7 @@ class Attempt:
 
     candidate: Candidate
     passed: bool
-    gate: str  # the last gate run: gate1 | gate2 | timed
+    gate: str  # a Gate: the last gate run (gate1 | gate2 | timed), or extract | duplicate (never run)
     feedback: str  # failure text for the generator, or a summary
     kernel_ms: Optional[float] = None  # median kernel time (Gate-2-passing candidates)
     baseline_kernel_ms: Optional[float] = None

@@ -144,6 +144,17 @@ class StatsTally:
         self.optimized_logs: list[float] = []
         self.finished = self.not_measured = 0
         self.gpu_seconds = 0.0
+        self.llm = {"llm_calls": 0, "llm_prompt_tokens": 0, "llm_completion_tokens": 0}
+        self.llm_cost: float | None = None
+
+    def add_llm(self, calls: int | None, prompt_tokens: int | None, completion_tokens: int | None,
+                cost: float | None) -> None:
+        """LLM usage counts for every job, whatever its end: the tokens were spent."""
+        self.llm["llm_calls"] += calls or 0
+        self.llm["llm_prompt_tokens"] += prompt_tokens or 0
+        self.llm["llm_completion_tokens"] += completion_tokens or 0
+        if cost is not None:
+            self.llm_cost = (self.llm_cost or 0.0) + cost
 
     def add(self, status: str, outcome: str | None, speedup: float | None, gpu: float | None,
             timing: str | None) -> float | None:
@@ -179,6 +190,9 @@ class StatsTally:
             "geomean_speedup_optimized": _geomean(self.optimized_logs),
             "gpu_seconds": self.gpu_seconds,
             "gpu_hours": self.gpu_seconds / 3600.0,
+            **self.llm,
+            "llm_total_tokens": self.llm["llm_prompt_tokens"] + self.llm["llm_completion_tokens"],
+            "llm_cost": self.llm_cost,
         }
 
 
@@ -194,10 +208,13 @@ def team_stats(session: Session, team_id: int, since: datetime | None = None, un
     Cancelled jobs were withdrawn and count in neither.
     """
     timing = Job.result["timing"].as_string()
-    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing).where(Job.team_id == team_id)
+    q = select(Job.status, Job.outcome, Job.speedup, Job.gpu_seconds, timing, Job.llm_calls, Job.llm_prompt_tokens,
+               Job.llm_completion_tokens, Job.llm_cost).where(Job.team_id == team_id)
     tally = StatsTally()
-    for status, outcome, speedup, gpu, job_timing in session.execute(_created_and_tag(q, since, until, tag)):
+    for status, outcome, speedup, gpu, job_timing, calls, prompt_t, completion_t, cost in session.execute(
+            _created_and_tag(q, since, until, tag)):
         tally.add(status, outcome, speedup, gpu, job_timing)
+        tally.add_llm(calls, prompt_t, completion_t, cost)
     return tally.as_dict()
 
 

@@ -121,6 +121,12 @@ class Job(Base):
     cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON)  # the engine's JobResult.to_dict()
     gpu_seconds: Mapped[float] = mapped_column(Float, default=0.0)  # summed over attempts, lost ones included
+    # The LLM agents' usage of the job's last finished attempt (report.json's `llm`), summed per team in /v1/stats.
+    # A constant server default: rows from before migration 0003 read as no usage.
+    llm_calls: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    llm_prompt_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    llm_completion_tokens: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    llm_cost: Mapped[float | None] = mapped_column(Float)  # only where prices are configured
 
 
 class JobEvent(Base):
@@ -160,3 +166,24 @@ class UiSession(Base):
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)  # expired rows are swept at sign-in
+class StrategyOutcome(Base):
+    """How one job's plans of one strategy fared: the provenance of the team's AVOID list.
+
+    One row per (job, strategy label of agents.planner.STRATEGIES); the AVOID list is
+    computed from these rows (service/strategy_memory.py), never stored as a verdict,
+    so it always says which jobs it rests on.
+    """
+
+    __tablename__ = "strategy_outcomes"
+    __table_args__ = (
+        UniqueConstraint("job_id", "strategy", name="uq_strategy_outcomes_job_id_strategy"),
+        Index("ix_strategy_outcomes_team_strategy", "team_id", "strategy"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    strategy: Mapped[str] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer)
+    successes: Mapped[int] = mapped_column(Integer)
+    recorded_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

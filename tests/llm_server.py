@@ -8,8 +8,12 @@ next step of the script (the last step repeats when the script runs out):
 - `{"hang": seconds}`: the reply never comes (until `seconds` pass or the server stops);
 - a callable `(request_json) -> step`: chooses the step from the request.
 
-Every request body is kept in `requests` (and the step it got). Usage counts are
-deterministic: prompt tokens = characters of the messages // 4, completion
+Requests of the planner agent (its system prompt, agents/prompts/planner_system.md)
+take their steps from a script of their own, `planner` (by default one plan,
+strategy "other"), so a test scripts the executor's replies alone unless it cares
+about plans. Executor request bodies are kept in `requests`, the planner's in
+`planner_requests`, both in `all_requests` (with the step each got). Usage counts
+are deterministic: prompt tokens = characters of the messages // 4, completion
 tokens = characters of the reply // 4.
 """
 from __future__ import annotations
@@ -31,11 +35,27 @@ def fenced(code: str, prose: str = "Here is a faster version.") -> str:
     return f"{prose}\n\n```python\n{code.rstrip()}\n```\n"
 
 
+def plan(strategy: str = "other", text: str = "Make it faster.") -> str:
+    """A planner reply in the form agents/prompts/planner_system.md asks for."""
+    return f"STRATEGY: {strategy}\nPLAN: {text}"
+
+
+PLANNER_MARK = "You are the planner"
+
+
+def is_planner(body: dict) -> bool:
+    return any(m.get("role") == "system" and PLANNER_MARK in (m.get("content") or "")
+               for m in body.get("messages", []))
+
+
 class ScriptedLLM:
-    def __init__(self, script: list[Step], model: str = "scripted-model"):
+    def __init__(self, script: list[Step], model: str = "scripted-model", planner: list[Step] | None = None):
         self.script = list(script)
+        self.planner = list(planner or [plan()])
         self.model = model
         self.requests: list[dict] = []
+        self.planner_requests: list[dict] = []
+        self.all_requests: list[dict] = []
         self.stopping = threading.Event()
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -62,10 +82,11 @@ class ScriptedLLM:
 
     def _next(self, body: dict) -> Any:
         with self._lock:
-            i = len(self.requests)
-            step = self.script[min(i, len(self.script) - 1)]
+            script, kept = (self.planner, self.planner_requests) if is_planner(body) else (self.script, self.requests)
+            step = script[min(len(kept), len(script) - 1)]
             step = step(body) if callable(step) else step
-            self.requests.append({"body": body, "step": step})
+            kept.append({"body": body, "step": step})
+            self.all_requests.append(kept[-1])
         return step
 
     def _handler(self):
@@ -103,7 +124,7 @@ class ScriptedLLM:
                 prompt = "".join(m.get("content") or "" for m in body.get("messages", []))
                 pt, ct = tokens(prompt), tokens(content)
                 self._send(200, {
-                    "id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion", "created": int(time.time()),
+                    "id": f"chatcmpl-{len(server.all_requests)}", "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", server.model),
                     "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                  "finish_reason": "stop"}],

@@ -14,7 +14,7 @@ from kernelopt.pipeline.job import run_job
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.search.generator import KernelTarget
 from tests.conftest import HAS_CUDA
-from tests.llm_server import ScriptedLLM, fenced, tokens
+from tests.llm_server import ScriptedLLM, fenced, plan, tokens
 
 REPO = Path(__file__).resolve().parent.parent
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
@@ -146,17 +146,21 @@ def test_gate_failures_go_back_into_the_conversation(tmp_path, monkeypatch):
     traj = records(run / "trajectory.jsonl")
     assert [(t["generator"], t["gate"], t["passed"]) for t in traj] == [
         ("llm", "extract", False), ("llm", "gate1", False), ("llm", "timed", True)]
-    assert traj[2]["plan"] == "Use 512-element blocks." and traj[2]["params"]["call"] == 3
+    # call 1 was the planner's (one plan; its K = 4 retries carried the executor through calls 2-4)
+    assert traj[2]["plan"] == "Use 512-element blocks." and traj[2]["params"]["call"] == 4
+    assert len(server.planner_requests) == 1 and {t["params"]["plan_call"] for t in traj} == {1}
     # the best candidate passed Gate 3 on the interpreter; without a GPU the original is kept
     assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
     report = json.loads((run / "report.json").read_text())
     transcripts = records(run / "transcripts.jsonl")
-    assert [t["call"] for t in transcripts] == [1, 2, 3] and transcripts[2]["reply"] == script[2]
-    assert "transcripts.jsonl" in result.artifacts
-    assert report["llm"]["calls"] == 3 and report["llm"]["prompt_tokens"] == sum(
-        tokens("".join(m["content"] for m in r["body"]["messages"])) for r in server.requests)
-    assert report["llm"]["completion_tokens"] == sum(tokens(s) for s in script)
+    assert [(t["call"], t["agent"]) for t in transcripts] == [(1, "planner"), (2, "executor"), (3, "executor"),
+                                                              (4, "executor")]
+    assert transcripts[3]["reply"] == script[2] and "transcripts.jsonl" in result.artifacts
+    assert report["llm"]["calls"] == 4 and report["llm"]["prompt_tokens"] == sum(
+        tokens("".join(m["content"] for m in r["body"]["messages"])) for r in server.all_requests)
+    assert report["llm"]["completion_tokens"] == sum(tokens(s) for s in script) + tokens(plan())
     assert report["llm"]["prompt_tokens"] == sum(t["prompt_tokens"] for t in transcripts)
+    assert report["llm"]["agents"]["executor"]["calls"] == 3 and report["llm"]["agents"]["planner"]["calls"] == 1
 
 
 @needs_interpreter
@@ -180,7 +184,8 @@ def test_a_hanging_endpoint_times_out_and_the_job_still_ends(tmp_path, monkeypat
     assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
     report = json.loads((run / "report.json").read_text())
     assert report["llm"]["failed_calls"] == 2 and "timeout" in report["search"][0]["notes"][0]
-    assert [t["error"].split(":")[0] for t in records(run / "transcripts.jsonl")] == ["timeout", "timeout"]
+    assert [t["error"].split(":")[0] for t in records(run / "transcripts.jsonl") if t["agent"] == "executor"] == [
+        "timeout", "timeout"]
 
 
 @needs_interpreter
@@ -198,10 +203,11 @@ def test_optimize_cli_with_generators_llm_sends_the_kernel_and_records_each_repl
     traj = records(tmp_path / "run" / "trajectory.jsonl")
     assert traj[0]["generator"] == "llm" and traj[0]["passed"] and traj[0]["gate"] == "timed"
     transcripts = records(tmp_path / "run" / "transcripts.jsonl")
-    assert len(transcripts) == len(server.requests)
-    assert transcripts[0]["reply"] == fenced(GOOD)
+    assert len(transcripts) == len(server.all_requests)
+    assert [t for t in transcripts if t["agent"] == "executor"][0]["reply"] == fenced(GOOD)
     report = json.loads((tmp_path / "run" / "report.json").read_text())
-    assert "transcripts.jsonl" in report["result"]["artifacts"] and report["llm"]["calls"] == len(server.requests)
+    assert "transcripts.jsonl" in report["result"]["artifacts"]
+    assert report["llm"]["calls"] == len(server.all_requests)
 
 
 def test_unknown_generators_are_refused():
@@ -255,7 +261,7 @@ def test_an_inductor_kernel_is_sent_as_the_standalone_module_a_candidate_must_be
     sent = user_text(server.requests[0])
     assert "def run(*args, stream=None):" in sent and fn_text in sent and "triton_heuristics" not in sent
     assert "XBLOCK=1024, num_warps=4" in sent and "XBLOCK=1024, num_warps=8" in cand.source
-    assert cand.rejected is None and cand.generator == "llm" and gen.usage()["calls"] == 1
+    assert cand.rejected is None and cand.generator == "llm" and gen.usage()["calls"] == 2  # a plan, a candidate
 
 
 # --- a model job on a GPU, driven by the scripted server ------------------------------------------------------
@@ -289,7 +295,7 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
     assert passed and all(t["gate"] == "timed" and t["kernel_ms"] for t in passed), traj
     assert "transcripts.jsonl" in result.artifacts
     report = json.loads((run / "report.json").read_text())
-    assert report["llm"]["calls"] == len(server.requests) and report["llm"]["prompt_tokens"] > 0
+    assert report["llm"]["calls"] == len(server.all_requests) and report["llm"]["prompt_tokens"] > 0
     print("outcome", result.outcome, result.cause, [(t["plan"], t["gate"], t["kernel_ms"]) for t in traj])
     if result.outcome == "optimized":
         from kernelopt.pipeline.check import CheckRequest, run_check

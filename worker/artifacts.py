@@ -61,6 +61,7 @@ ARTIFACT_NAMES: tuple[str, ...] = (
     "events.jsonl",                 # pipeline/job.py
     "trajectory.jsonl",             # pipeline/job.py: every candidate
     "transcripts.jsonl",            # agents/llm.py: every LLM prompt and reply, with token counts
+    "experience.jsonl",             # agents/memory.py: one summarized experience item per attempt
     "capture_tensors.pt",           # compiled/capture.py: the constants baseline_module.py was run with
 )
 # pipeline/report.py: one per accepted kernel; kernel names are Python identifiers.

@@ -139,6 +139,12 @@ class EngineRequest:
     cancel_file: str
     parent_pid: int
     weights_path: str | None = None
+    # The LLM settings (agents.llm.LLMSettings as a dict) when the job uses the `llm` generator. They travel
+    # as data to the trusted orchestrator: the child's environment is allow-listed (isolation.sandbox), which
+    # rightly drops KERNELOPT_LLM_*, so the orchestrator would otherwise never see an endpoint. Its own
+    # sandboxed children still get neither these nor any other credential.
+    llm: dict | None = None
+    avoid: list[dict] | None = None  # the team's AVOID list (service.strategy_memory), for the planner
 
 
 def _run_engine(req: EngineRequest) -> dict:
@@ -147,10 +153,37 @@ def _run_engine(req: EngineRequest) -> dict:
     from kernelopt.pipeline.job import run_job
     from kernelopt.pipeline.options import JobOptions
 
+    settings = None
+    if req.llm is not None:
+        from kernelopt.agents.llm import LLMSettings
+
+        settings = LLMSettings(**req.llm)
     cancel = Path(req.cancel_file)
     result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
-                     should_cancel=cancel.exists, weights_path=req.weights_path)
+                     should_cancel=cancel.exists, weights_path=req.weights_path, llm_settings=settings,
+                     avoid=req.avoid)
     return result.to_dict()
+
+
+def llm_settings_for(options: dict, env: dict[str, str] | None = None) -> dict | None:
+    """The worker's LLM settings, as data for the engine, when the job asks for the `llm` generator."""
+    if "llm" not in (options.get("generators") or []):
+        return None
+    from dataclasses import asdict
+
+    from kernelopt.agents.llm import LLMSettings
+
+    return asdict(LLMSettings.from_env(env))
+
+
+def read_report(workdir: Path) -> dict:
+    """The engine's report.json, read as the worker reads a job's files (a regular file, bounded); {} if none."""
+    try:
+        with open_work_file(workdir / "report.json") as f:
+            report = json.loads(f.read(MAX_REPORT_BYTES))
+    except (OSError, ValueError):
+        return {}
+    return report if isinstance(report, dict) else {}
 
 
 def _watch_parent(parent_pid: int) -> None:
@@ -332,7 +365,7 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
             log.info("job %s: not queued (already claimed, finished or cancelled); nothing to do", job_id)
             return None
         claimed = {"filename": job.filename, "input_blob": job.input_blob, "weights_blob": job.weights_blob,
-                   "options": dict(job.options or {}), "attempt": int(job.attempts)}
+                   "options": dict(job.options or {}), "attempt": int(job.attempts), "team_id": job.team_id}
     log.info("job %s: claimed by %s (attempt %d)", job_id, worker_id, claimed["attempt"])
     try:
         return _execute_claimed(job_id, settings, worker_id, env, claimed)
@@ -343,6 +376,20 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
         return "failed"
     # A BaseException (worker shutdown) propagates: the job stays running without
     # heartbeats and the reaper re-queues it.
+
+
+def _record_agents(job_id: str, team_id: int, settings, workdir: Path) -> None:
+    """The job's LLM usage and strategy outcomes into the database (the team's AVOID list is built from them)."""
+    report = read_report(workdir)
+    if not (report.get("llm") or report.get("agents")):
+        return
+    from kernelopt.service import strategy_memory
+
+    try:
+        with _scope(settings) as s:
+            strategy_memory.record_job(s, team_id, job_id, report)
+    except Exception:  # noqa: BLE001 - the job is finished; its memory is a bonus, never its failure
+        log.exception("job %s: could not record the agents' outcomes", job_id)
 
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
@@ -368,6 +415,18 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         with _scope(settings) as s:
             jobs.fail_job(s, job_id, worker_id, f"invalid options: {exc}")
         return "failed"
+    try:
+        llm = llm_settings_for(options)
+    except ValueError as exc:  # the worker's KERNELOPT_LLM_* are malformed: the operator's error, said as such
+        with _scope(settings) as s:
+            jobs.fail_job(s, job_id, worker_id, f"the worker's LLM settings are invalid: {exc}")
+        return "failed"
+    avoid = None
+    if llm is not None:  # only the planner reads it
+        from kernelopt.service import strategy_memory
+
+        with _scope(settings) as s:
+            avoid = strategy_memory.avoid_list(s, claimed["team_id"])
 
     child_env = dict(env or {})
     monitor = _Monitor(job_id, worker_id, settings, workdir / "events.jsonl", cancel_file)
@@ -393,7 +452,8 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         weights = input_dir / "weights.safetensors"
         give_to(attempt_dir, lease.uid if lease else None)
         result = run_in_child(_run_engine, EngineRequest(str(problem_path), str(workdir), options, str(cancel_file),
-                                                         os.getpid(), str(weights) if weights.exists() else None),
+                                                         os.getpid(), str(weights) if weights.exists() else None,
+                                                         llm=llm, avoid=avoid),
                               timeout_s=limit, env=child_env, trusted=True, scratch=attempt_dir,
                               uid=lease.uid if lease else None)
     except ChildError as exc:
@@ -456,6 +516,7 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
     if not ok:
         log.warning("job %s: final transition to %s refused (no longer held by %s)", job_id, status, worker_id)
         return None
+    _record_agents(job_id, claimed["team_id"], settings, workdir)
     log.info("job %s: %s%s in %.1f s", job_id, status,
              f" ({result['outcome']}: {result['cause'][:120]})" if result else "", wall)
     shutil.rmtree(job_dir, ignore_errors=True)  # artifacts live in the blob store now

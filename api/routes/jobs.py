@@ -51,6 +51,8 @@ def job_out(job: Any) -> JobOut:
         noise_pct=result.get("noise_pct"), precision=result.get("precision") or (job.options or {}).get("precision"),
         reduced_precision=result.get("reduced_precision"), gpu_seconds=job.gpu_seconds or 0.0,
         timing=result.get("timing"), timing_note=result.get("timing_note"),
+        llm_calls=job.llm_calls or 0, llm_prompt_tokens=job.llm_prompt_tokens or 0,
+        llm_completion_tokens=job.llm_completion_tokens or 0, llm_cost=job.llm_cost,
         links=job_links(job.id))
 
 

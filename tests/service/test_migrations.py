@@ -15,7 +15,8 @@ from kernelopt.storage.models import Base
 
 from .conftest import PG_ADMIN
 
-TABLES = {"teams", "api_keys", "jobs", "job_events", "artifacts", "ui_sessions", "alembic_version"}
+TABLES = {"teams", "api_keys", "jobs", "job_events", "artifacts", "ui_sessions", "strategy_outcomes",
+          "alembic_version"}
 
 
 def _head() -> str:
@@ -86,3 +87,42 @@ def test_compare_detects_drift(db_url):
         assert [d[0] for d in diff] == ["add_column"] and diff[0][3].name == "not_migrated"
     finally:
         engine.dispose()
+
+
+def test_0003_adds_the_avoid_list_table_and_token_columns_to_existing_jobs_and_takes_them_back(empty_db_url):
+    """0001 -> 0003 on a database holding a job: the job reads as no LLM usage, strategy outcomes can be
+    stored; 0003 -> 0001 drops both and keeps the job."""
+    from alembic import command
+    from sqlalchemy import text
+
+    cfg = alembic_config(empty_db_url)
+    engine = make_engine(empty_db_url)
+    try:
+        command.upgrade(cfg, "0001")
+        with engine.begin() as conn:
+            conn.execute(text("insert into teams (id, name, created_at) values (1, 't', :now)"), {"now": _now()})
+            conn.execute(text(
+                "insert into jobs (id, team_id, status, progress, options, filename, problem_sha256, input_blob, "
+                "request_hash, attempts, created_at, cancel_requested, gpu_seconds) values ('j1', 1, 'succeeded', "
+                "1.0, '{}', 'p.py', 'x', 'x', 'x', 1, :now, false, 0.0)"), {"now": _now()})
+        command.upgrade(cfg, "0003")
+        columns = {c["name"] for c in inspect(engine).get_columns("jobs")}
+        assert {"llm_calls", "llm_prompt_tokens", "llm_completion_tokens", "llm_cost"} <= columns
+        with engine.begin() as conn:
+            assert conn.execute(text("select llm_calls, llm_prompt_tokens, llm_completion_tokens, llm_cost "
+                                     "from jobs")).one() == (0, 0, 0, None)
+            conn.execute(text("insert into strategy_outcomes (team_id, job_id, strategy, attempts, successes, "
+                              "recorded_at) values (1, 'j1', 'block-sizes', 3, 0, :now)"), {"now": _now()})
+        command.downgrade(cfg, "0001")
+        assert "strategy_outcomes" not in inspect(engine).get_table_names()
+        assert "llm_calls" not in {c["name"] for c in inspect(engine).get_columns("jobs")}
+        with engine.connect() as conn:
+            assert conn.execute(text("select id from jobs")).scalar_one() == "j1"
+    finally:
+        engine.dispose()
+
+
+def _now():
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc)
