@@ -1,6 +1,6 @@
 """Normalized-source fingerprints: two candidates with the same fingerprint are the same program.
 
-A candidate is measured once (docs/architecture.md, Search: identical candidates are never re-measured).
+A candidate is measured once (docs/architecture.md, Search): identical candidates are never re-measured.
 "Identical" is decided on the normalized source, not the text, because an LLM that
 re-sends an earlier kernel with a new comment, other spacing or a renamed temporary
 would otherwise cost a Gate 1-2 run and a timing each time.

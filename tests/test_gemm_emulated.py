@@ -102,9 +102,12 @@ def test_mm_3xtf32_fp32_like(m, k, n, dist):
     for layout in ("auto", "concat", "separate"):
         for kc in (0, 256, 100):
             e = _err(ge.mm_3xtf32(a, b, layout=layout, k_chunk=kc), ref)
-            # `separate` with chunks rounds into the output 3 times per chunk (192 roundings
-            # at K=16384, kc=256): next to the CPU's blocked fp32 GEMM that shows; not the default
-            factor = 3.0 if (layout == "separate" and 0 < kc < k) else ERR_FACTOR
+            # With K-chunks every chunk rounds into the output (256 chunks of 64 at K=16384,
+            # kc=100; `separate` 3 times per chunk). Next to the CPU's blocked fp32 GEMM that
+            # shows on positive (uniform) inputs: up to 5.2x its error at 128x16384x64 on a
+            # 2-core Xeon (1.9x at most on every other shape), while plain TF32 is ~2000x worse.
+            # The CPU GEMM's own error moves with the machine's BLAS blocking, hence the margin.
+            factor = 8.0 if 0 < kc < k else ERR_FACTOR
             assert e <= factor * e32, (layout, kc, e, e32)
 
 
