@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Protocol
 
 from kernelopt.search.fingerprint import fingerprint
+from kernelopt.verify.gate1_source import static_refusal
 from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
 
 log = logging.getLogger(__name__)
@@ -262,10 +263,12 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
                 dups[i] = _duplicate(c, by_print[fp], verdicts)
             else:
                 by_print[fp] = c
-        to_gates = [c for i, c in enumerate(batch) if not c.rejected and i not in dups]
+        refused = {i: Attempt(c, False, Gate.GATE1, why, metrics={"stage": "static"}) for i, c in enumerate(batch)
+                   if not c.rejected and i not in dups and (why := static_refusal(c.source))}
+        to_gates = [c for i, c in enumerate(batch) if not c.rejected and i not in dups and i not in refused]
         gated = iter(evaluator.evaluate(to_gates) if to_gates else [])
-        results = [Attempt(c, False, Gate.EXTRACT, c.rejected) if c.rejected else dups.get(i) or next(gated)
-                   for i, c in enumerate(batch)]
+        results = [Attempt(c, False, Gate.EXTRACT, c.rejected) if c.rejected
+                   else dups.get(i) or refused.get(i) or next(gated) for i, c in enumerate(batch)]
         for a in results:
             verdicts.setdefault(a.candidate.id, a)
             attempts.append(a)

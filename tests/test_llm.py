@@ -22,7 +22,15 @@ SOURCE = KERNEL.read_text()
 GOOD = SOURCE.replace("BLOCK_SIZE=1024", "BLOCK_SIZE=512")  # a correct variant
 BROKEN = SOURCE.replace("tl.maximum(v, 0.0)", "tl.no_such_function(v, 0.0)")  # fails at Gate 1
 WRONG = SOURCE.replace("tl.maximum(v, 0.0)", "tl.maximum(v, 1.0)")  # wrong numerics: fails at Gate 2
-assert len({SOURCE, GOOD, BROKEN, WRONG}) == 4
+# Kernels that cheat (issue 10): each must be stopped by a gate, with feedback that names it.
+_LAUNCH = "    add_relu_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)"
+SIDE_STREAM = SOURCE.replace(_LAUNCH, "    side = torch.cuda.Stream()  # off the stream Gate 4 times\n"
+                             "    with torch.cuda.stream(side):\n    " + _LAUNCH)
+STALE = SOURCE.replace("def launch(x, y):\n    out = torch.empty_like(x)",  # the first call's output, forever
+                       "_CACHE = {}\n\n\ndef launch(x, y):\n    if 'out' in _CACHE:\n        return _CACHE['out']\n"
+                       "    out = _CACHE['out'] = torch.empty_like(x)")
+WRITES_INPUT = SOURCE.replace("    out = torch.empty_like(x)", "    out = x  # the result overwrites an input")
+assert len({SOURCE, GOOD, BROKEN, WRONG, SIDE_STREAM, STALE, WRITES_INPUT}) == 7
 
 needs_interpreter = pytest.mark.skipif(HAS_CUDA, reason="the kernel jobs here run on the Triton interpreter")
 
@@ -169,6 +177,22 @@ def test_every_reply_wrong_ends_with_the_original_kernel(tmp_path, monkeypatch):
         result, run = _job(tmp_path, monkeypatch, server, iterations=2)
     assert "rejected at gate2" in user_text(server.requests[1])
     assert [t["gate"] for t in records(run / "trajectory.jsonl")] == ["gate2", "gate1"]
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    assert (run / "optimized_module.py").read_text() == SOURCE
+
+
+@needs_interpreter
+def test_cheating_kernels_are_stopped_by_the_gates_that_catch_them(tmp_path, monkeypatch):
+    """A side stream (hides work from Gate 4's timing), a stale cached output, an overwritten
+    input: refused before running, failed on a later seed, failed for the modified input."""
+    with ScriptedLLM([fenced(SIDE_STREAM), fenced(STALE), fenced(WRITES_INPUT)]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, iterations=3)
+    traj = records(run / "trajectory.jsonl")
+    assert [(t["gate"], t["passed"]) for t in traj] == [("gate1", False), ("gate2", False), ("gate2", False)]
+    assert "CUDA stream" in traj[0]["feedback"] and "torch.cuda.Stream" in traj[0]["feedback"]
+    assert traj[1]["metrics"].get("failed_seed", 0) > 0  # right once, then the same answer for new inputs
+    assert "input" in traj[2]["feedback"]
+    assert "rejected at gate1" in user_text(server.requests[1]) and "CUDA stream" in user_text(server.requests[1])
     assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
     assert (run / "optimized_module.py").read_text() == SOURCE
 

@@ -74,3 +74,19 @@ def test_an_illegal_memory_access_fails_the_gate_in_the_child(tmp_path):
     r = check_static_in_child(source("illegal_address"), str(path), timeout_s=120)
     assert not r.passed and r.metrics["stage"] in ("launch", "crash"), r.message
     assert "illegal memory access" in r.message or "crashed" in r.message
+
+
+def test_a_candidate_that_creates_or_switches_streams_is_refused_before_it_runs():
+    from kernelopt.verify.gate1_source import static_refusal
+
+    for cheat in ("import torch\ns = torch.cuda.Stream()\n",
+                  "import torch\nwith torch.cuda.stream(torch.cuda.Stream()):\n    pass\n",
+                  "from torch.cuda import set_stream\nset_stream(None)\n",
+                  "import torch\ntorch.cuda.current_stream().wait_stream(other)\n"):
+        why = static_refusal(cheat)
+        assert why is not None and "CUDA stream" in why, cheat
+    # Inductor's kernels launch on the current stream they are given: allowed
+    inductor = ("from torch._C import _cuda_getCurrentRawStream as get_raw_stream\n"
+                "def call(args):\n    stream0 = get_raw_stream(0)\n    k.run(a, b, stream=stream0)\n")
+    assert static_refusal(inductor) is None
+    assert static_refusal("def f(:\n") is None  # the import reports a syntax error, with its line
