@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from compiled.graph import WEIGHTS_FILE
+from load.interpreter import InterpreterProbe, interpreter_cannot_run
 from load.problem import ProblemError, problem_kind
 from load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
@@ -187,7 +188,7 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         result.not_measured(NO_GPU_TIMING)  # interpreter times say nothing about a GPU
     elif result.outcome == "failed":
         result.not_measured(NO_TIMING_FAILED)
-    result.precision = options.precision
+    result.precision, result.dtype = options.precision, options.dtype
     result.stage_seconds = dict(ctx.stage_seconds)
     ctx.report["result"] = result.to_dict()
     ctx.report = to_jsonable(ctx.report)
@@ -231,6 +232,12 @@ def _run(ctx: JobContext) -> JobResult:
         if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
             ctx.setup_session.close()
             ctx.setup_session = ctx.session(env)
+            # bf16 arithmetic on the interpreter can be silently wrong (load.interpreter): say so, not "incorrect"
+            why = ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
+                            limit_s=300, what=f"running the kernel on the Triton interpreter in {ctx.options.dtype}",
+                            session=ctx.setup_session)
+            if why:
+                raise JobFallback("no-gpu", f"{why}. Nothing was searched: the original kernel is kept.")
         load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
                                                                ctx.weights),
                                      limit_s=300, what="loading the problem", session=ctx.setup_session)

@@ -21,7 +21,7 @@ from pipeline.report import write_kernel_diff, write_safely
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from search.generator import Attempt, KernelTarget
-from search.registry import make_kernel_file_generator
+from search.registry import applicable, make_kernel_file_generator
 from verify.gate3_model import check_model
 from verify.gate4_perf import check_performance
 from verify.precision import reduced_precision_markers
@@ -49,9 +49,11 @@ def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
     from profiling.timing import bench_interleaved
 
     from verify.gate2_kernel import check_kernel_outputs
+    from verify.tolerance import gate2_tolerance
 
     c = batch.context
     dtype = dtype_from_name(c.dtype)
+    tol = gate2_tolerance(c.dtype)
     original = import_problem(c.problem_path, module_name="kernelopt_kfile_original")
     inputs_by_seed = {s: make_inputs(original, s, c.device, dtype) for s in c.seeds}
     attempts, passing = [], {}
@@ -64,7 +66,8 @@ def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
             attempts.append(Attempt(cand, False, "gate1", f"{type(exc).__name__}: {exc}"[:2000]))
             continue
         with _no_grad():
-            g2 = check_kernel_outputs(mod.launch, original.launch, inputs_by_seed.__getitem__, c.seeds)
+            g2 = check_kernel_outputs(mod.launch, original.launch, inputs_by_seed.__getitem__, c.seeds,
+                                      rtol=tol.rtol, atol=tol.atol)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue
@@ -118,7 +121,7 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
             o32 = output_leaves(cand.launch(*_clone(xs)))
             x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
             result = check_model(r32, o32, lambda: output_leaves(original.reference(*x64)), req.precision,
-                                 rho_max=req.rho_max)
+                                 rho_max=req.rho_max, dtype=req.dtype)
         result.metrics["seed"] = seed
         if not result.passed:
             return result, None
@@ -146,11 +149,11 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     write_safely(ctx.workdir / "baseline_module.py", original)
     write_safely(ctx.workdir / "optimized_module.py", original)
     target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
-                          precision=opts.precision)
+                          precision=opts.precision, dtype=opts.dtype)
     generators, reasons = [], []
     for name in opts.generators:
         gen = make_kernel_file_generator(name)
-        reason = "it does not apply to kernel files" if gen is None else gen.applicable(target)
+        reason = "it does not apply to kernel files" if gen is None else applicable(gen, target)
         if reason:
             reasons.append(f"{name}: {reason}")
             continue

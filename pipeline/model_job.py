@@ -18,7 +18,7 @@ from profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targ
 from search.beam import SearchConfig, search_kernel
 from search.evaluate import ChildEvaluator, EvalContext
 from search.generator import Attempt, KernelTarget
-from search.registry import make_generator
+from search.registry import applicable, make_generator
 from verify.gate4_perf import check_performance
 from verify.precision import deployed_reduced_precision, reduced_precision_markers
 from verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
@@ -171,10 +171,11 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             target.precision = opts.precision
             if d.ncu:  # the agents' planner reads Nsight Compute's figures
                 target.profile["ncu"] = d.ncu
-        usable = [g for g in generators if g.applicable(target) is None]
+        target.dtype = opts.dtype
+        usable = [g for g in generators if applicable(g, target) is None]
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
-                              "stopped_reason": "; ".join(filter(None, (g.applicable(target) for g in generators)))})
+                              "stopped_reason": "; ".join(filter(None, (applicable(g, target) for g in generators)))})
             continue
         config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,
                               beam_width=opts.beam_width, max_candidates=opts.max_candidates_per_kernel,

@@ -137,8 +137,10 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     """Beam search for faster versions of one kernel; never raises for a generator's failure."""
     notes: list[str] = []
     usable = []
+    from search.registry import applicable
+
     for g in generators:
-        reason = g.applicable(target)
+        reason = applicable(g, target)
         if reason is None:
             usable.append(g)
         else:

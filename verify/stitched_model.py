@@ -60,7 +60,8 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
                 return _leaves(model64(*[x.to(torch.float64) if isinstance(x, torch.Tensor)
                                          and x.is_floating_point() else x for x in inputs]))
 
-        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated))
+        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated),
+                             dtype=req.dtype)
         result.metrics["seed"] = seed
         if emulated:
             result.metrics["emulation"] = dict(emulated)
