@@ -80,7 +80,9 @@ def compare(a: Run, b: Run) -> dict:
         geomeans[level] = {
             "a": _geo([r["a"]["speedup"] for r in sel]), "b": _geo([r["b"]["speedup"] for r in sel]),
             "both_a": _geo([r["a"]["speedup"] for r in both]), "both_b": _geo([r["b"]["speedup"] for r in both]),
-            "b_vs_a_time": _geo([r["b_vs_a_time"] for r in sel]), "problems": len(sel)}
+            "b_vs_a_time": _geo([r["b_vs_a_time"] for r in sel]), "problems": len(sel),
+            "ran_a": sum(r["a"]["outcome"] is not None for r in sel),
+            "ran_b": sum(r["b"]["outcome"] is not None for r in sel)}
     return {"a": {"path": a.path, "label": a.label(), "device": a.device},
             "b": {"path": b.path, "label": b.label(), "device": b.device},
             "rows": rows, "geomean": geomeans}
@@ -98,7 +100,8 @@ def _x(v: Optional[float]) -> str:
 
 
 def _geo_cell(g: tuple[Optional[float], int], of: int) -> str:
-    return f"{_x(g[0])} ({g[1]}/{of} measured)"
+    """The geomean and how many of the `of` problems it counts; 'not run' where the run has none there."""
+    return f"{_x(g[0])} ({g[1]}/{of} measured)" if of else "not run"
 
 
 def render(cmp: dict) -> str:
@@ -115,9 +118,11 @@ def render(cmp: dict) -> str:
               f"| level | A {a['label']} | B {b['label']} | A, both measured | B, both measured | B vs A time |",
               "|---|---|---|---|---|---|"]
     for level, g in cmp["geomean"].items():
-        n = g["problems"]
-        lines.append(f"| {level} | {_geo_cell(g['a'], n)} | {_geo_cell(g['b'], n)} | {_x(g['both_a'][0])} | "
-                     f"{_x(g['both_b'][0])} ({g['both_b'][1]}) | {_geo_cell(g['b_vs_a_time'], n)} |")
+        both_ran = sum(1 for r in cmp["rows"] if (level == "all" or r["level"] == level)
+                       and r["a"]["outcome"] is not None and r["b"]["outcome"] is not None)
+        lines.append(f"| {level} | {_geo_cell(g['a'], g['ran_a'])} | {_geo_cell(g['b'], g['ran_b'])} | "
+                     f"{_x(g['both_a'][0])} | {_x(g['both_b'][0])} ({g['both_b'][1]}) | "
+                     f"{_geo_cell(g['b_vs_a_time'], both_ran)} |")
     lines += ["", "| problem | A outcome | A speedup | B outcome | B speedup | A ms | B ms | B vs A time |",
               "|---|---|---|---|---|---|---|---|"]
     for r in cmp["rows"]:
