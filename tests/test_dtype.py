@@ -242,6 +242,9 @@ def test_bench_and_check_in_bf16_without_a_gpu(tmp_path):
     assert "Run: dtype bf16, precision strict" in (tmp_path / "bench.md").read_text()
     report = json.loads((tmp_path / "all" / "add_relu_kernel" / "report.json").read_text())
     assert report["options"]["dtype"] == "bf16" and "search" not in report  # ended before any search
+    md = (tmp_path / "all" / "add_relu_kernel" / "report.md").read_text()
+    assert "- Dtype: `bf16` (model and inputs cast to it); Gate 2 rtol=atol=1e-2, Gate 3 rtol=atol=1e-2 " \
+           "(KernelBench's bf16/fp16 tolerance" in md
 
     # a run in one dtype is not resumed in another: its rows would be counted as the other's
     again = kernelopt("bench", "benchmarks/kernels", "--only", "add_relu", "--out", str(tmp_path), "--resume")
