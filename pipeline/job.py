@@ -25,6 +25,7 @@ from pipeline.errors import InputError, require_file
 from pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
                               JobEvent, JobOptions, JobResult)
 from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json, write_safely
+from verify.tolerance import Dtype
 
 
 class JobCancelled(Exception):
@@ -233,7 +234,7 @@ def _run(ctx: JobContext) -> JobResult:
             ctx.setup_session.close()
             ctx.setup_session = ctx.session(env)
             # bf16 arithmetic on the interpreter can be silently wrong (load.interpreter): say so, not "incorrect"
-            why = ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
+            why = None if Dtype.parse(ctx.options.dtype) is Dtype.FP32 else ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
                             limit_s=300, what=f"running the kernel on the Triton interpreter in {ctx.options.dtype}",
                             session=ctx.setup_session)
             if why:
