@@ -104,8 +104,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                          speedup=1.0, **baseline_result)
     if not faster:
         n = sum(s["passed"] for s in summaries)
+        declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
+        why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
         return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none fast enough "
-                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl)",
+                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl){why}",
                          speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
@@ -175,6 +177,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
         usable = [g for g in generators if applicable(g, target) is None]
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
+                              "declined": True,  # no generator applies (e.g. gemm_fp32 on a bf16 GEMM)
                               "stopped_reason": "; ".join(filter(None, (applicable(g, target) for g in generators)))})
             continue
         config = SearchConfig(iterations=opts.iterations, plans_per_iteration=opts.plans_per_iteration,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from compiled.decompose import decompose
-from compiled.group import library_groups
+from compiled.group import library_groups, reference_source
 from load.interpreter import InterpreterProbe, interpreter_cannot_run
 from pipeline.kernel_job import evaluate_kernel_file_batch
 from pipeline.model_job import _group_target
@@ -24,11 +24,14 @@ from search.generator import Candidate, KernelTarget
 from search.registry import GENERATORS, applicable, describe, dtype_reason, make_generator
 from tests.conftest import HAS_CUDA
 from verify.gate3_model import check_model
+from verify.stitched_model import StitchedRequest, gate3_stitched
 from verify.tolerance import Dtype, gate2_tolerance, gate3_tolerance
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "testdata"
 CPU_CAPTURE = DATA / "captured_cpu" / "linear_relu_small"
+# the same problem captured by Inductor's CPU backend in a bf16 job (`run_model_job` with dtype bf16)
+CPU_CAPTURE_BF16 = DATA / "captured_cpu" / "linear_relu_small_bf16"
 H200 = DATA / "captured_h200"
 ADD_RELU = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
 SOFTMAX = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
@@ -132,8 +135,8 @@ def test_gate2_compares_with_the_jobs_dtype_tolerance(tmp_path, dtype, passes):
 
 
 def _bf16_module() -> str:
-    """The CPU capture of linear_relu_small as Inductor writes it for a bf16 model: every buffer bf16."""
-    return (CPU_CAPTURE / "baseline_module.py").read_text().replace("torch.float32", "torch.bfloat16")
+    """Inductor's module for linear_relu_small in a bf16 job: every buffer bf16."""
+    return (CPU_CAPTURE_BF16 / "baseline_module.py").read_text()
 
 
 def test_group_buffers_carry_the_dtypes_the_module_states():
@@ -163,9 +166,9 @@ def test_gemm_fp32_declines_groups_whose_buffers_are_not_fp32():
     target.dtype = "fp32"
     assert "bf16" in GemmFp32Generator().applicable(target)
     # a group whose module states no dtypes is declined too: fp32 cannot be shown
-    unstated = _group_target(gb, 1.0, "strict")
-    unstated.group = {**unstated.group, "param_dtypes": {}}
-    assert "does not state the dtypes" in GemmFp32Generator().applicable(unstated)
+    assert "does not state the dtypes" in GemmFp32Generator().applicable(
+        _group_target(library_groups(_bf16_module().replace(", dtype=torch.bfloat16)", ")")
+                                     .replace(", torch.bfloat16)", ")"))[0], 1.0, "strict"))
 
 
 def test_registry_declares_each_generators_dtypes():
@@ -266,3 +269,14 @@ def test_check_in_fp16_casts_and_says_so():
     assert result["passed"] and result["dtype"] == "fp16" and result["summary"].endswith("(strict, fp16)")
     assert {s["metrics"]["dtype"] for s in result["seeds"]} == {"fp16"}
     assert {s["metrics"]["rtol"] for s in result["seeds"]} == {1e-2}
+
+
+def test_gate3_on_a_bf16_model_restitched_on_the_cpu():
+    """The bf16 capture re-stitched with its group run by Inductor's own statements, against eager bf16."""
+    (g,) = library_groups(_bf16_module())
+    req = StitchedRequest(str(DATA / "problems" / "linear_relu_small.py"), str(CPU_CAPTURE_BF16),
+                          {g.name: reference_source(g)}, seeds=[101, 102], dtype="bf16", device="cpu")
+    result = gate3_stitched(req)
+    assert result.passed, result.message
+    assert result.metrics["dtype"] == "bf16" and result.metrics["rtol"] == 1e-2
+    assert result.message.startswith("allclose to eager (rtol=atol=1e-2)")
