@@ -215,4 +215,4 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
     return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
-                     reduced_precision=bool(reduced_precision_markers(best.candidate.source)), **times)
+                     reduced_precision=bool(reduced_precision_markers(best.candidate.source, opts.dtype)), **times)

@@ -81,7 +81,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
             apply_ncu(decisions, ncu.kernels)
         ctx.report["targets"] = decisions
     # Inductor's own code may already compute in reduced precision (e.g. a TF32 template).
-    base_markers = reduced_precision_markers(Path(cg.module_path).read_text())
+    base_markers = reduced_precision_markers(Path(cg.module_path).read_text(), opts.dtype)  # vs the job's dtype
     ctx.report["baseline_reduced_precision"] = base_markers
     baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
                            noise_pct=prof.noise_pct, reduced_precision=bool(base_markers))
@@ -265,7 +265,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
         _write_artifacts(ctx, cg, graph, replacements)
-        markers = deployed_reduced_precision(replacements)
+        markers = deployed_reduced_precision(replacements, opts.dtype)
         ctx.report["deployed_reduced_precision"] = markers
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),

@@ -280,3 +280,43 @@ def test_gate3_on_a_bf16_model_restitched_on_the_cpu():
     assert result.passed, result.message
     assert result.metrics["dtype"] == "bf16" and result.metrics["rtol"] == 1e-2
     assert result.message.startswith("allclose to eager (rtol=atol=1e-2)")
+
+
+# ---------------------------------------------------------------- reduced precision, relative to the data's dtype
+
+_KERNEL = '''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(a_ptr, b_ptr, c_ptr, B: tl.constexpr):
+    r = tl.arange(0, B)
+    a = tl.load(a_ptr + r[:, None] * B + r[None, :])
+    b = tl.load(b_ptr + r[:, None] * B + r[None, :])
+    acc = tl.dot(a, b)
+    tl.store(c_ptr + r[:, None] * B + r[None, :], {store})
+'''
+
+
+def _kinds(markers: list[str]) -> list[str]:
+    return ["dot" if "tl.dot" in m else m.split(": ", 1)[1] for m in markers]
+
+
+def test_reduced_precision_is_judged_against_the_jobs_dtype():
+    from verify.precision import reduced_precision_markers, strict_verdict
+
+    bf16_store = _KERNEL.format(store="acc.to(tl.bfloat16)")
+    assert _kinds(reduced_precision_markers(bf16_store, "fp32")) == ["dot", "cast .to(tl.bfloat16)"]
+    assert reduced_precision_markers(bf16_store, "bf16") == []  # the data's own dtype; TF32 has more bits
+    assert _kinds(reduced_precision_markers(bf16_store, "fp16")) == ["cast .to(tl.bfloat16)"]  # 7 bits < fp16's 10
+    fp8_store = _KERNEL.format(store="acc.to(tl.float8e4nv)")
+    for dtype in ("fp32", "bf16", "fp16"):  # below every job's data
+        assert "cast .to(tl.float8e4nv)" in _kinds(reduced_precision_markers(fp8_store, dtype))
+    # Inductor's bf16 module states bf16 buffers: reduced for an fp32 job, not for the bf16 job it is
+    assert reduced_precision_markers(_bf16_module(), "fp32") and reduced_precision_markers(_bf16_module(), "bf16") == []
+    # under strict, a candidate that casts to bf16 where the baseline did not: rejected in fp32, not in bf16
+    base = _KERNEL.format(store="acc")
+    assert strict_verdict({"k": bf16_store}, base, "fp32")[0] is not None
+    assert strict_verdict({"k": bf16_store}, base, "bf16") == (None, {})
+    assert "float8" in strict_verdict({"k": fp8_store}, base, "bf16")[0]

@@ -38,7 +38,7 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
     emulated: dict[str, str] = {}
     if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:
-        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text())
+        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text(), req.dtype)
         if reason:
             return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
     mod = ctx.module(req.replacements)
