@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
-from search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 PROMPTS = Path(__file__).resolve().parent / "prompts"
 DEFAULT_RETRIES = 4  # K (SPEC §4)
@@ -80,8 +80,8 @@ def current_module(target: KernelTarget) -> str:
     if target.kind == "kernel-file" or target.is_group:
         return target.source
     try:
-        from search.kernel_source import standalone_module
-        from search.launch_config import build_space
+        from kernelopt.search.kernel_source import standalone_module
+        from kernelopt.search.launch_config import build_space
 
         space = build_space(target)
         if isinstance(space, str) or not space.baseline:

@@ -17,13 +17,13 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import func, select
 from sqlalchemy.exc import DataError, OperationalError
 
-from api.deps import AuthCache
-from api.metrics import Metrics, MetricsMiddleware
-from api.options import InvalidOptions
-from api.routes import health, jobs, stats
-from api.sse import KEEPALIVE_S, RESYNC_S
-from api.stream_limit import StreamSlots
-from service.settings import Settings, get_settings
+from kernelopt.api.deps import AuthCache
+from kernelopt.api.metrics import Metrics, MetricsMiddleware
+from kernelopt.api.options import InvalidOptions
+from kernelopt.api.routes import health, jobs, stats
+from kernelopt.api.sse import KEEPALIVE_S, RESYNC_S
+from kernelopt.api.stream_limit import StreamSlots
+from kernelopt.service.settings import Settings, get_settings
 
 log = logging.getLogger("kernelopt.api")
 
@@ -49,7 +49,7 @@ class _LazyDispatcher:
         if self._dispatcher is None:
             with self._lock:
                 if self._dispatcher is None:
-                    from worker.dispatch import make_dispatcher
+                    from kernelopt.worker.dispatch import make_dispatcher
 
                     self._dispatcher = make_dispatcher(self.settings)  # starts its slots, if any
         return self._dispatcher
@@ -70,8 +70,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
                auth_cache_ttl_s: float | None = None, sse_resync_interval_s: float = RESYNC_S,
                sse_keepalive_s: float = KEEPALIVE_S,
                db_threads: int | None = None) -> FastAPI:
-    from storage.blobs import BlobStore
-    from storage.db import make_engine, make_sessionmaker
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.storage.db import make_engine, make_sessionmaker
 
     settings = settings or get_settings()
     url = settings.effective_database_url
@@ -115,7 +115,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
                          static_url=DOCS_ASSETS)
 
     def count_by_status() -> dict[str, int]:
-        from storage.models import Job
+        from kernelopt.storage.models import Job
 
         with read_sessionmaker() as s:
             return {st: n for st, n in s.execute(select(Job.status, func.count()).group_by(Job.status))}
@@ -189,7 +189,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     # The team dashboard (api/ui): pages under /ui, its vendored static files under /ui/static.
     from fastapi.staticfiles import StaticFiles
 
-    from api.ui.routes import STATIC_DIR, router as ui_router
+    from kernelopt.api.ui.routes import STATIC_DIR, router as ui_router
 
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="ui-static")
     app.include_router(ui_router)

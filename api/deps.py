@@ -20,7 +20,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
-from service.settings import Settings
+from kernelopt.service.settings import Settings
 
 
 T = TypeVar("T")
@@ -111,7 +111,7 @@ async def get_team(request: Request,
         return team
 
     def lookup() -> TeamRef | None:
-        from service.auth import authenticate
+        from kernelopt.service.auth import authenticate
 
         with request.app.state.read_sessionmaker() as session:
             found = authenticate(session, key)

@@ -28,7 +28,7 @@ class JobsByStatusCollector:
             counts = self.count_by_status()
         except Exception:  # a scrape must not fail because the database blinked
             counts = {}
-        from storage.models import STATUSES
+        from kernelopt.storage.models import STATUSES
 
         for status in STATUSES:
             gauge.add_metric([status], counts.get(status, 0))

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pipeline.options import JobOptions
-from search import registry as generator_registry
-from verify.precision import PrecisionPolicy
-from verify.tolerance import DTYPES
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search import registry as generator_registry
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import DTYPES
 
 _ENGINE = JobOptions()  # the engine's defaults, shown in the schema; never re-stated here
 DEVICES = ("auto", "cuda", "interpreter")  # pipeline.options.JobOptions.device

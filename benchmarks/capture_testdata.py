@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compiled.capture import CaptureRequest, capture_model
-from isolation import ChildError, run_in_child
+from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.isolation import ChildError, run_in_child
 
 
 def main(argv: list[str]) -> int:

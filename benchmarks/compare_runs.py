@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from pipeline.bench import RunSettings, _geomean, deployed_speedup
+from kernelopt.pipeline.bench import RunSettings, _geomean, deployed_speedup
 
 
 @dataclass

@@ -32,7 +32,7 @@ import traceback
 import torch
 
 try:
-    from search import gemm_emulated as ge
+    from kernelopt.search import gemm_emulated as ge
 except ImportError:  # run from a folder holding gemm_emulated.py
     import gemm_emulated as ge
 

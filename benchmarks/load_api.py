@@ -56,8 +56,8 @@ def summary(name: str, latencies: list[float], seconds: float) -> dict:
 
 def create_team_key(database_url: str) -> str:
     sys.path.insert(0, str(REPO))
-    from service.auth import create_api_key, create_team
-    from storage.db import make_engine, make_sessionmaker
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.storage.db import make_engine, make_sessionmaker
 
     engine = make_engine(database_url)
     try:

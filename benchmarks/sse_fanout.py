@@ -89,11 +89,11 @@ def free_port() -> int:
 def setup_fixture(database_url: str, data_dir: Path, jobs_a: int) -> dict:
     """Teams A and B with a key each; `jobs_a` running jobs of A and one of B, claimed by this
     script's writer (so no worker runs them)."""
-    from service.auth import create_api_key, create_team
-    from service.jobs import claim_job, create_job, request_cancel
-    from service.settings import Settings
-    from storage.blobs import BlobStore
-    from storage.db import make_engine, make_sessionmaker
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.service.jobs import claim_job, create_job, request_cancel
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.storage.db import make_engine, make_sessionmaker
 
     settings = Settings(database_url=database_url, data_dir=data_dir, max_queued_jobs_per_team=10_000)
     blobs = BlobStore(settings.blobs_dir)
@@ -124,8 +124,8 @@ def setup_fixture(database_url: str, data_dir: Path, jobs_a: int) -> dict:
 def write_events(database_url: str, job_ids: list[str], rate: float, go, stop, on_written=None) -> int:
     """Events on `job_ids` at `rate`/s in all (round robin, each with its write time in data.t),
     from `go` until `stop`; heartbeats every 5 s throughout. Returns the events written."""
-    from service.jobs import add_event, heartbeat
-    from storage.db import make_engine, make_sessionmaker
+    from kernelopt.service.jobs import add_event, heartbeat
+    from kernelopt.storage.db import make_engine, make_sessionmaker
 
     engine = make_engine(database_url)
     factory = make_sessionmaker(engine)
@@ -172,8 +172,8 @@ def serve_embedded_child() -> None:
     process, as the embedded dispatcher's slots do (SSE_BENCH_* in the environment)."""
     import uvicorn
 
-    from api.app import create_app
-    from service.settings import get_settings
+    from kernelopt.api.app import create_app
+    from kernelopt.service.settings import get_settings
 
     env = os.environ
     stop = threading.Event()
@@ -205,7 +205,7 @@ def serve_embedded_child() -> None:
 
         gc.callbacks.append(on_gc)
 
-        from api import app as app_module
+        from kernelopt.api import app as app_module
 
         real_create_app = app_module.create_app
 
@@ -246,7 +246,7 @@ def start_server(args, env: dict, port: int, log) -> subprocess.Popen:
     if args.embedded:
         cmd = [python, str(Path(__file__).resolve()), "--serve-embedded-child"]
     else:
-        cmd = [python, "-m", "cli.main", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+        cmd = [python, "-m", "kernelopt.cli.main", "serve", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
     proc = subprocess.Popen(cmd, cwd=str(REPO), env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)
     import httpx
@@ -500,7 +500,7 @@ def redis_slots(broker_url: str, fixture: dict, delete: bool = False) -> int:
 def create_database(admin_url: str) -> str:
     import psycopg
 
-    from storage.db import upgrade_database
+    from kernelopt.storage.db import upgrade_database
 
     name = f"kernelopt_sse_bench_{os.getpid()}"
     with psycopg.connect(admin_url, autocommit=True) as c:
@@ -532,12 +532,12 @@ def run(args) -> dict:
         database_url = created_db = create_database(args.postgres)
     args.embedded = args.url is None and database_url is None
     if args.embedded:
-        from storage.db import upgrade_database
+        from kernelopt.storage.db import upgrade_database
 
         database_url = f"sqlite:///{(data_dir / 'kernelopt.db').resolve()}"
         upgrade_database(database_url)
     elif database_url.startswith("postgresql") and args.url is None:
-        from storage.db import upgrade_database
+        from kernelopt.storage.db import upgrade_database
 
         upgrade_database(database_url)
     fixture = setup_fixture(database_url, data_dir, args.jobs_a)

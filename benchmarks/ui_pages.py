@@ -35,10 +35,10 @@ def seed(settings, n: int) -> tuple[str, str]:
     """Returns (key of the measured team, id of a job with a diff)."""
     import hashlib
 
-    from service.auth import create_api_key, create_team
-    from storage.blobs import BlobStore
-    from storage.db import make_engine, make_sessionmaker, upgrade_database
-    from storage.models import Artifact, Job, utcnow
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
+    from kernelopt.storage.models import Artifact, Job, utcnow
 
     url = settings.effective_database_url
     upgrade_database(url)
@@ -97,8 +97,8 @@ def main(argv=None) -> int:
     import httpx
     import uvicorn
 
-    from api.app import create_app
-    from service.settings import Settings
+    from kernelopt.api.app import create_app
+    from kernelopt.service.settings import Settings
     from tests.service.api.conftest import free_port
 
     data = Path(tempfile.mkdtemp(prefix="kernelopt-ui-bench-"))

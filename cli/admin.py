@@ -35,7 +35,7 @@ def _clear_errors(cmd):
     def run(args: argparse.Namespace) -> int:
         from sqlalchemy.exc import OperationalError
 
-        from service.settings import ConfigError
+        from kernelopt.service.settings import ConfigError
 
         try:
             return cmd(args)
@@ -47,8 +47,8 @@ def _clear_errors(cmd):
 
 
 def _session(upgrade_embedded: bool = True):
-    from service.settings import get_settings
-    from storage.db import make_engine, make_sessionmaker, upgrade_database
+    from kernelopt.service.settings import get_settings
+    from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
 
     settings = get_settings()
     url = settings.effective_database_url
@@ -63,7 +63,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_teams_create(args: argparse.Namespace) -> int:
-    from service.auth import TeamExists, create_team
+    from kernelopt.service.auth import TeamExists, create_team
 
     with _session() as session:
         try:
@@ -75,12 +75,12 @@ def cmd_teams_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
-    from service.auth import create_api_key, get_team_by_name
+    from kernelopt.service.auth import create_api_key, get_team_by_name
 
     with _session() as session:
         team = get_team_by_name(session, args.team)
         if team is None:
-            from cli.invocation import kernelopt_command
+            from kernelopt.cli.invocation import kernelopt_command
 
             return _fail(f"no team named {args.team!r} (create it with: {kernelopt_command()} teams create "
                          f"{args.team})")
@@ -92,8 +92,8 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
-    from service.settings import get_settings
-    from storage.db import upgrade_database
+    from kernelopt.service.settings import get_settings
+    from kernelopt.storage.db import upgrade_database
 
     url = get_settings().effective_database_url
     upgrade_database(url, args.revision)

@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from verify.precision import PrecisionPolicy
-from verify.tolerance import DTYPES, Dtype
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import DTYPES, Dtype
 
 REPO = Path(__file__).resolve().parent.parent
 POLICIES = [p.value for p in PrecisionPolicy]
@@ -30,10 +30,10 @@ def _print_event(event) -> None:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
-    from pipeline.device import NO_GPU_MESSAGE, probe_device
-    from pipeline.errors import InputError, require_file
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
+    from kernelopt.pipeline.errors import InputError, require_file
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     try:
         extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
@@ -77,7 +77,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.check import CheckRequest, run_check
 
     result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, dtype=args.dtype,
                                     weights=args.weights))
@@ -86,7 +86,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from pipeline.bench import BenchOptions, run_bench
+    from kernelopt.pipeline.bench import BenchOptions, run_bench
 
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
@@ -96,7 +96,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_generators(args: argparse.Namespace) -> int:
-    from search.registry import describe
+    from kernelopt.search.registry import describe
 
     specs = describe()
     if args.json:
@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.set_defaults(func=cmd_generators)
 
     # The service's front ends; their modules import web/database packages only when run.
-    from cli import admin, serve, submit, worker
+    from kernelopt.cli import admin, serve, submit, worker
 
     for front_end in (serve, worker, submit, admin):
         front_end.register(sub)
@@ -161,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from pipeline.errors import InputError
+    from kernelopt.pipeline.errors import InputError
 
     try:
         return args.func(args)

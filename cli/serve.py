@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from cli.invocation import kernelopt_command
+from kernelopt.cli.invocation import kernelopt_command
 
 
 def register(subparsers) -> None:
@@ -31,9 +31,9 @@ def ensure_default_team(settings) -> str | None:
     """Create team `default` and return its new key if the database has no team at all."""
     from sqlalchemy import func, select
 
-    from service.auth import create_api_key, create_team
-    from storage.db import make_engine, make_sessionmaker
-    from storage.models import Team
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.storage.db import make_engine, make_sessionmaker
+    from kernelopt.storage.models import Team
 
     engine = make_engine(settings.effective_database_url)
     try:
@@ -49,8 +49,8 @@ def ensure_default_team(settings) -> str | None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from service.settings import ConfigError, get_settings
-    from storage.db import upgrade_database
+    from kernelopt.service.settings import ConfigError, get_settings
+    from kernelopt.storage.db import upgrade_database
 
     try:
         settings = get_settings()
@@ -65,7 +65,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return 2
     if sqlite or args.migrate:
         upgrade_database(url)
-    from service.sandbox_gate import require_sandbox, sandbox_status
+    from kernelopt.service.sandbox_gate import require_sandbox, sandbox_status
 
     refusal = require_sandbox(settings, "kernelopt serve")
     if refusal:
@@ -91,10 +91,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             import tempfile
 
             os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="kernelopt-metrics-")
-        uvicorn.run("api.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
+        uvicorn.run("kernelopt.api.app:create_app", factory=True, host=args.host, port=args.port, workers=args.workers,
                     log_level=args.log_level, access_log=False)
     else:
-        from api.app import create_app
+        from kernelopt.api.app import create_app
 
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
                     access_log=False)

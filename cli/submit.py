@@ -104,7 +104,7 @@ def final_line(job: dict) -> str:
 def cmd_submit(args: argparse.Namespace) -> int:
     import os
 
-    from cli.client import ApiError, KernelOptClient
+    from kernelopt.cli.client import ApiError, KernelOptClient
 
     out = sys.stderr if args.json else sys.stdout
 
@@ -132,7 +132,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
             err("--options must be a JSON object")
             return EXIT_USAGE
     if not os.environ.get("KERNELOPT_API_KEY"):
-        from cli.invocation import kernelopt_command
+        from kernelopt.cli.invocation import kernelopt_command
 
         err("set KERNELOPT_API_KEY to your team's API key (an operator creates one: "
             f"{kernelopt_command()} keys create --team NAME)")
@@ -191,7 +191,7 @@ def _follow(client, job: dict, say, deadline: float | None) -> dict:
     """Follow the SSE stream (reconnecting with Last-Event-ID); fall back to polling if it fails."""
     import threading
 
-    from cli.client import TERMINAL, ApiError
+    from kernelopt.cli.client import TERMINAL, ApiError
 
     result: dict = {}
     failure: list = []

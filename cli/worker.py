@@ -40,7 +40,7 @@ class WorkerSpec:
 def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str = "info",
                  prefix: str = "") -> list[WorkerSpec]:
     """The command line and environment of one Celery worker per slot."""
-    from worker.celery_app import QUEUE
+    from kernelopt.worker.celery_app import QUEUE
 
     specs = []
     for i, slot_env in enumerate(slots):
@@ -48,7 +48,7 @@ def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str 
         env = dict(os.environ)
         env.update(slot_env)
         env["PYTHONPATH"] = os.pathsep.join([str(REPO)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
-        argv = [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker",
+        argv = [sys.executable, "-m", "celery", "-A", "kernelopt.worker.celery_app", "worker",
                 "--pool", pool, "--concurrency", "1", "--prefetch-multiplier", "1",
                 "--hostname", name, "--queues", QUEUE, "--loglevel", loglevel,
                 "--without-gossip", "--without-mingle"]
@@ -111,8 +111,8 @@ def supervise(specs: list[WorkerSpec], poll_s: float = 1.0) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from service.settings import ConfigError, get_settings
-    from worker.dispatch import detect_slots
+    from kernelopt.service.settings import ConfigError, get_settings
+    from kernelopt.worker.dispatch import detect_slots
 
     try:
         settings = get_settings()
@@ -120,13 +120,13 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"kernelopt worker: {exc}", file=sys.stderr)
         return 2
     if settings.embedded:
-        from cli.invocation import kernelopt_command
+        from kernelopt.cli.invocation import kernelopt_command
 
         print("kernelopt worker: needs KERNELOPT_DATABASE_URL (PostgreSQL) and KERNELOPT_BROKER_URL (Redis).\n"
               f"On a single machine without them, `{kernelopt_command()} serve` runs jobs in-process instead.",
               file=sys.stderr)
         return 2
-    from service.sandbox_gate import require_sandbox
+    from kernelopt.service.sandbox_gate import require_sandbox
 
     refusal = require_sandbox(settings, "kernelopt worker")
     if refusal:

@@ -12,9 +12,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiled import runtime
-from compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction
-from load.problem import (
+from kernelopt.compiled import runtime
+from kernelopt.compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction
+from kernelopt.load.problem import (
     ProblemError,
     UnsupportedGraph,
     build_model,
@@ -171,7 +171,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
                                                              for i in output_map])
     context_ms = {}
     if req.device.startswith("cuda"):
-        from profiling.timing import bench_interleaved
+        from kernelopt.profiling.timing import bench_interleaved
 
         with torch.no_grad():
             timing = bench_interleaved({"eager": lambda: model(*inputs),

@@ -30,7 +30,7 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from compiled.module_parse import (TritonKernel, dotted, example_input_dtypes, find_call, find_kernels,
+from kernelopt.compiled.module_parse import (TritonKernel, dotted, example_input_dtypes, find_call, find_kernels,
                                    flatten_block, int_literal, int_tuple, op_name)
 
 ALLOC_FUNCS = {

@@ -36,8 +36,8 @@ import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 
-from compiled.decompose import ALLOC_FUNCS, BOOKKEEPING_CALLS, VIEW_FUNCS, VIEW_METHODS, KernelGraph, decompose
-from compiled.module_parse import dotted, find_call, op_name
+from kernelopt.compiled.decompose import ALLOC_FUNCS, BOOKKEEPING_CALLS, VIEW_FUNCS, VIEW_METHODS, KernelGraph, decompose
+from kernelopt.compiled.module_parse import dotted, find_call, op_name
 
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)
 CONV_OPS = ("convolution",)

@@ -97,7 +97,7 @@ def clone_arg(x: Any) -> Any:
 
 def poison_(t) -> None:
     """Poison a tensor with the pattern Gate 2 recognises as "never written"."""
-    from verify.compare import poison_ as gate_poison
+    from kernelopt.verify.compare import poison_ as gate_poison
 
     gate_poison(t)
 

@@ -9,9 +9,9 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiled import runtime
-from compiled.graph import WEIGHTS_FILE, CapturedGraph
-from load.problem import build_model, dtype_from_name, import_problem, make_inputs
+from kernelopt.compiled import runtime
+from kernelopt.compiled.graph import WEIGHTS_FILE, CapturedGraph
+from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs
 
 
 def load_tensors(cg: CapturedGraph) -> dict:
@@ -33,7 +33,7 @@ def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device
 def stitched_source(source: str, replacements: dict[str, str] | None) -> str:
     """The output module's source with the replaced library groups' statements rewritten
     to launch their candidates (compiled.group); unchanged when no group is replaced."""
-    from compiled.group import is_group_name, rewrite_module
+    from kernelopt.compiled.group import is_group_name, rewrite_module
 
     groups = [name for name in (replacements or {}) if is_group_name(name)]
     return rewrite_module(source, groups) if groups else source

@@ -32,8 +32,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from isolation import safe_pickle
-from isolation.sandbox import (Confinement, Layer, Layers, SandboxPolicy, UidLease, child_environment, command, give_to,
+from kernelopt.isolation import safe_pickle
+from kernelopt.isolation.sandbox import (Confinement, Layer, Layers, SandboxPolicy, UidLease, child_environment, command, give_to,
                                lease_uid, probe_layers, remove_links, rlimits_for, uses_gpu)
 
 In = TypeVar("In")
@@ -140,7 +140,7 @@ class _Child:
         give_to(scratch_path, uid)
         self.scratch, self.confined = scratch_path, confinement.isolate
         parent_sock, child_sock = socket.socketpair()
-        inner = [sys.executable, "-m", "isolation.entry", str(child_sock.fileno()),
+        inner = [sys.executable, "-m", "kernelopt.isolation.entry", str(child_sock.fileno()),
                  json.dumps(rlimits_for(policy, confinement))]
         argv = command(confinement, inner, layers) if policy.enabled else inner
         try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from verify.tolerance import Dtype
+from kernelopt.verify.tolerance import Dtype
 
 PROBE_SEED = 0
 
@@ -36,8 +36,8 @@ def _agrees(problem, dtype: Dtype) -> Optional[str]:
     """None when the kernel's launch matches its reference in `dtype` on this device, else what went wrong."""
     import torch
 
-    from load.problem import dtype_from_name, make_inputs, output_leaves
-    from verify.gate3_model import check_model
+    from kernelopt.load.problem import dtype_from_name, make_inputs, output_leaves
+    from kernelopt.verify.gate3_model import check_model
 
     xs = make_inputs(problem, PROBE_SEED, "cpu", dtype_from_name(dtype.value))
     x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
@@ -52,7 +52,7 @@ def _agrees(problem, dtype: Dtype) -> Optional[str]:
 
 
 def _copy(x):
-    from compiled.kernel_io import clone_arg
+    from kernelopt.compiled.kernel_io import clone_arg
 
     return clone_arg(x)
 
@@ -60,7 +60,7 @@ def _copy(x):
 def interpreter_cannot_run(req: InterpreterProbe) -> Optional[str]:
     """Why the interpreter cannot run this kernel file in `req.dtype` (None when it can, or when the
     kernel fails in fp32 too). A stage function: call it in a child with TRITON_INTERPRET=1."""
-    from load.problem import import_problem
+    from kernelopt.load.problem import import_problem
 
     dtype = Dtype.parse(req.dtype)
     if dtype is Dtype.FP32:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from load.problem import (
+from kernelopt.load.problem import (
     ProblemError,
     build_model,
     dtype_from_name,

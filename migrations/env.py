@@ -6,8 +6,8 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import pool
 
-from storage.db import make_engine
-from storage.models import Base, UTCDateTime
+from kernelopt.storage.db import make_engine
+from kernelopt.storage.models import Base, UTCDateTime
 
 config = context.config
 # Configure logging only for the `alembic` command line; programmatic callers
@@ -22,7 +22,7 @@ def _url() -> str:
     url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from service.settings import get_settings
+    from kernelopt.service.settings import get_settings
 
     return get_settings().effective_database_url
 

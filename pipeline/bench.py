@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from isolation import ChildError, run_in_child
-from pipeline.errors import InputError
-from pipeline.options import NO_GPU_TIMING, not_measured
-from verify.precision import PrecisionPolicy
-from verify.tolerance import Dtype
+from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.pipeline.errors import InputError
+from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 
 @dataclass
@@ -93,8 +93,8 @@ CHECK_TIME_LIMIT_S = 600.0
 
 def _bench_job(job: BenchJob) -> dict:
     """Child: one job (its own time limit; the independent check runs after, with its own)."""
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     t0 = time.monotonic()
     result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, dtype=job.dtype,
@@ -103,7 +103,7 @@ def _bench_job(job: BenchJob) -> dict:
 
 
 def _check(arg: tuple) -> dict:
-    from pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.check import CheckRequest, run_check
 
     workdir, problem, precision, dtype = arg
     try:
@@ -148,7 +148,7 @@ def find_problems(problems_dir: str, only: Optional[str] = None) -> tuple[list[P
 
 
 def run_bench(opts: BenchOptions) -> dict:
-    from pipeline.device import probe_device
+    from kernelopt.pipeline.device import probe_device
 
     problems, root = find_problems(opts.problems_dir, opts.only)
     if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():

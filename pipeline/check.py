@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from isolation import ChildError, run_in_child
-from pipeline.errors import InputError, require_file
-from verify.precision import PrecisionPolicy
-from verify.tolerance import Dtype
+from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 CHECK_SEEDS = [7001, 7002, 7003, 7004, 7005]
 
@@ -62,9 +62,9 @@ def _compare(req: CheckRequest) -> dict:
 
     import torch
 
-    from load.problem import MODEL_SEED, build_model, dtype_from_name, import_problem, make_inputs, output_leaves
-    from load.problem import ProblemError, problem_kind
-    from verify.gate3_model import check_model
+    from kernelopt.load.problem import MODEL_SEED, build_model, dtype_from_name, import_problem, make_inputs, output_leaves
+    from kernelopt.load.problem import ProblemError, problem_kind
+    from kernelopt.verify.gate3_model import check_model
 
     opt_name, prob_name = Path(req.optimized_path).name, Path(req.problem_path).name
     dtype = dtype_from_name(req.dtype)
@@ -103,7 +103,7 @@ def _compare(req: CheckRequest) -> dict:
             raise _CannotCompare(f"{opt_name} has no launch(): it is not the optimized module of a kernel file "
                                  f"(and {prob_name} is a kernel file)")
         if device == "cpu":  # the Triton interpreter: it may not compute faithfully in this dtype
-            from load.interpreter import InterpreterProbe, interpreter_cannot_run
+            from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
 
             why = interpreter_cannot_run(InterpreterProbe(req.problem_path, req.dtype))
             if why:
@@ -147,8 +147,8 @@ def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
     or CheckError (the files do not belong together; the check could not run),
     each with one line for the user, before or instead of a result.
     """
-    from load.problem import ProblemError, parse_python, problem_kind
-    from pipeline.device import probe_device
+    from kernelopt.load.problem import ProblemError, parse_python, problem_kind
+    from kernelopt.pipeline.device import probe_device
 
     try:
         req = dataclasses.replace(req, dtype=Dtype.parse(req.dtype).value,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from isolation import run_in_child
+from kernelopt.isolation import run_in_child
 
 
 @dataclass

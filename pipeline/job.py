@@ -15,17 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
-from compiled.graph import WEIGHTS_FILE
-from load.interpreter import InterpreterProbe, interpreter_cannot_run
-from load.problem import ProblemError, problem_kind
-from load.stage import LoadRequest, LoadResult, import_model_file, load_problem
-from pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
-from pipeline.errors import InputError, require_file
-from pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
+from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
+from kernelopt.compiled.graph import WEIGHTS_FILE
+from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
+from kernelopt.load.problem import ProblemError, problem_kind
+from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
+from kernelopt.pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
+from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
                               JobEvent, JobOptions, JobResult)
-from pipeline.report import JsonLines, render_markdown, to_jsonable, write_json, write_safely
-from verify.tolerance import Dtype
+from kernelopt.pipeline.report import JsonLines, render_markdown, to_jsonable, write_json, write_safely
+from kernelopt.verify.tolerance import Dtype
 
 
 class JobCancelled(Exception):
@@ -211,7 +211,7 @@ def reclaim_workdir(workdir: Path) -> None:
     The children ran as the job's sandbox uid and owned the directory; a user who
     ran `kernelopt optimize` as root gets a directory of their own back.
     """
-    from isolation.sandbox import SANDBOX_DIRS, give_to
+    from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
 
     for name in SANDBOX_DIRS:
         shutil.rmtree(workdir / name, ignore_errors=True)
@@ -246,12 +246,12 @@ def _run(ctx: JobContext) -> JobResult:
         ctx.emit("load", "progress", f"{load.kind} problem {load.name}: outputs {load.output_shapes}",
                  problem_kind=load.kind, deterministic=load.deterministic)
     if load.kind == "kernel":
-        from pipeline.kernel_job import run_kernel_job
+        from kernelopt.pipeline.kernel_job import run_kernel_job
 
         ctx.setup_session.close()  # kernel mode's stages run in children of their own
         return run_kernel_job(ctx, load, device, env)
     if interpreter:  # decided by the same parse as above; kept for safety
         raise JobFallback("no-gpu", NO_GPU_MESSAGE)
-    from pipeline.model_job import run_model_job
+    from kernelopt.pipeline.model_job import run_model_job
 
     return run_model_job(ctx, load)

@@ -13,23 +13,23 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
-from load.stage import LoadResult
-from pipeline.job import JobContext
-from pipeline.options import NO_GPU_TIMING, JobResult
-from pipeline.report import write_kernel_diff, write_safely
-from search.beam import SearchConfig, search_kernel
-from search.evaluate import ChildEvaluator, EvalBatch, EvalContext
-from search.generator import Attempt, KernelTarget
-from search.registry import applicable, make_kernel_file_generator
-from verify.gate3_model import check_model
-from verify.gate4_perf import check_performance
-from verify.precision import reduced_precision_markers
-from verify.result import GateResult
+from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
+from kernelopt.load.stage import LoadResult
+from kernelopt.pipeline.job import JobContext
+from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
+from kernelopt.pipeline.report import write_kernel_diff, write_safely
+from kernelopt.search.beam import SearchConfig, search_kernel
+from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
+from kernelopt.search.generator import Attempt, KernelTarget
+from kernelopt.search.registry import applicable, make_kernel_file_generator
+from kernelopt.verify.gate3_model import check_model
+from kernelopt.verify.gate4_perf import check_performance
+from kernelopt.verify.precision import reduced_precision_markers
+from kernelopt.verify.result import GateResult
 
 
 def _import_source(source: str, tag: str):
-    from compiled.runtime import kernel_cache_dir
+    from kernelopt.compiled.runtime import kernel_cache_dir
 
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = Path(kernel_cache_dir()) / f"kernel_file_{tag}_{digest}.py"
@@ -39,17 +39,17 @@ def _import_source(source: str, tag: str):
 
 
 def _clone(xs: list) -> list:
-    from compiled.kernel_io import clone_arg
+    from kernelopt.compiled.kernel_io import clone_arg
 
     return [clone_arg(x) for x in xs]
 
 
 def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gates 1-2 on each candidate file, then time the survivors."""
-    from profiling.timing import bench_interleaved
+    from kernelopt.profiling.timing import bench_interleaved
 
-    from verify.gate2_kernel import check_kernel_outputs
-    from verify.tolerance import gate2_tolerance
+    from kernelopt.verify.gate2_kernel import check_kernel_outputs
+    from kernelopt.verify.tolerance import gate2_tolerance
 
     c = batch.context
     dtype = dtype_from_name(c.dtype)
@@ -108,7 +108,7 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
     """Gate 3 against the PyTorch reference on fresh seeds, then Gate 4 timing."""
     import torch
 
-    from profiling.timing import bench_interleaved
+    from kernelopt.profiling.timing import bench_interleaved
 
     dtype = dtype_from_name(req.dtype)
     original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")

@@ -3,26 +3,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiled.capture import CaptureRequest, capture_model
-from compiled.decompose import KernelGraph, decompose
-from compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
-from compiled.graph import CapturedGraph, Reproduction
-from load.stage import LoadResult
-from pipeline.job import JobCancelled, JobContext, JobFailed, JobFallback
-from pipeline.optimized_module import write_optimized_module
-from pipeline.options import JobResult
-from pipeline.report import nondeterminism_note, write_json, write_kernel_diff
-from profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
-from profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
-from profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
-from search.beam import SearchConfig, search_kernel
-from search.evaluate import ChildEvaluator, EvalContext
-from search.generator import Attempt, KernelTarget
-from search.registry import applicable, make_generator
-from verify.gate4_perf import check_performance
-from verify.precision import deployed_reduced_precision, reduced_precision_markers
-from verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
-from verify.waterfall import select_combination
+from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.compiled.decompose import KernelGraph, decompose
+from kernelopt.compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
+from kernelopt.compiled.graph import CapturedGraph, Reproduction
+from kernelopt.load.stage import LoadResult
+from kernelopt.pipeline.job import JobCancelled, JobContext, JobFailed, JobFallback
+from kernelopt.pipeline.optimized_module import write_optimized_module
+from kernelopt.pipeline.options import JobResult
+from kernelopt.pipeline.report import nondeterminism_note, write_json, write_kernel_diff
+from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
+from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
+from kernelopt.profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
+from kernelopt.search.beam import SearchConfig, search_kernel
+from kernelopt.search.evaluate import ChildEvaluator, EvalContext
+from kernelopt.search.generator import Attempt, KernelTarget
+from kernelopt.search.registry import applicable, make_generator
+from kernelopt.verify.gate4_perf import check_performance
+from kernelopt.verify.precision import deployed_reduced_precision, reduced_precision_markers
+from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
+from kernelopt.verify.waterfall import select_combination
 
 
 def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import torch
 
-from compiled import runtime
-from compiled.graph import CapturedGraph
-from compiled.restitch import arg_tuples, load_tensors, stitched_source
-from pipeline.report import read_safely, write_safely
+from kernelopt.compiled import runtime
+from kernelopt.compiled.graph import CapturedGraph
+from kernelopt.compiled.restitch import arg_tuples, load_tensors, stitched_source
+from kernelopt.pipeline.report import read_safely, write_safely
 
 TENSORS_NAME = "optimized_module_tensors.pt"
 
@@ -67,7 +67,7 @@ class ModelNew(Model):
 def write_optimized_module(path: Path, cg: CapturedGraph, problem_path: str,
                            replacements: dict[str, str], header: str) -> Path:
     """Write the artifact (and its tensor file when the graph has constants)."""
-    from load.problem import source_sha256
+    from kernelopt.load.problem import source_sha256
 
     tensors = load_tensors(cg)
     needs_tensors = bool(tensors["consts"]) or bool(tensors["module_constants"])

@@ -5,8 +5,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
-from verify.precision import PrecisionPolicy
-from verify.tolerance import Dtype
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 
@@ -34,7 +34,7 @@ class JobOptions:
             raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
         if self.time_budget_s <= 0:
             raise ValueError("time_budget_s must be positive")
-        from search.registry import available
+        from kernelopt.search.registry import available
 
         unknown = [g for g in self.generators if g not in available()]
         if unknown or not self.generators:

@@ -171,7 +171,7 @@ def emulation_line(e: dict) -> str:
 
 def dtype_line(dtype: str) -> str:
     """The job's dtype and the tolerances it was judged by (a result means little without them)."""
-    from verify.tolerance import gate2_tolerance, gate3_tolerance
+    from kernelopt.verify.tolerance import gate2_tolerance, gate3_tolerance
 
     g2, g3 = gate2_tolerance(dtype), gate3_tolerance(dtype)
     return (f"- Dtype: `{dtype}` (model and inputs cast to it); Gate 2 {g2.text()}, Gate 3 {g3.text()} "

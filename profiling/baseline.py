@@ -9,8 +9,8 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from compiled.restitch import ModelContext
-from profiling.timing import bench_interleaved
+from kernelopt.compiled.restitch import ModelContext
+from kernelopt.profiling.timing import bench_interleaved
 
 PROFILE_ITERS = 10
 ROOFLINE_MIN_L2_MULTIPLE = 4
@@ -76,7 +76,7 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
     mod = ctx.module()
     inputs = ctx.inputs(0)
     args = ctx.flat_args(inputs)
-    from compiled import runtime
+    from kernelopt.compiled import runtime
 
     def run():
         return runtime.call_module(mod, args)
@@ -137,7 +137,7 @@ def _add_roofline(kernels: list[KernelShare], mod, req: ProfileRequest, run, not
     A figure the profile cannot make (a kernel object that does not launch through
     `run`, say) is left out with a note: the strategy then decides without it.
     """
-    from profiling.roofline import bytes_per_call, measured_bandwidth_gbps
+    from kernelopt.profiling.roofline import bytes_per_call, measured_bandwidth_gbps
 
     try:
         moved = bytes_per_call(mod, {k: req.kernel_args.get(k, []) for k in req.triton_kernels}, run)

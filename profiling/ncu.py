@@ -236,8 +236,8 @@ def _cache_key(source: str, device: str, version: str) -> str:
 
 def ncu_profile(req: NcuRequest) -> NcuResult:
     """Profile `req.kernels` of the captured baseline with ncu (runs in the job's sandboxed child)."""
-    from compiled.decompose import decompose
-    from compiled.graph import CapturedGraph
+    from kernelopt.compiled.decompose import decompose
+    from kernelopt.compiled.graph import CapturedGraph
 
     exe = req.ncu or find_ncu()
     if exe is None:
@@ -292,7 +292,7 @@ def _run_ncu(exe: str, req: NcuRequest, kernels: list[str]) -> tuple[dict[str, N
     scratch = _cache_root(req) / "ncu-run"
     scratch.mkdir(parents=True, exist_ok=True)
     report = scratch / "baseline"
-    target = [sys.executable, "-m", "profiling.ncu_target", req.problem_path, req.workdir, req.dtype]
+    target = [sys.executable, "-m", "kernelopt.profiling.ncu_target", req.problem_path, req.workdir, req.dtype]
     env = dict(os.environ, TMPDIR=str(scratch))
     try:
         run = subprocess.run(ncu_command(exe, report, kernels, target), capture_output=True, text=True,

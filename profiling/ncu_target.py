@@ -14,8 +14,8 @@ import sys
 def main(argv: list[str]) -> int:
     import torch
 
-    from compiled import runtime
-    from compiled.restitch import ModelContext
+    from kernelopt.compiled import runtime
+    from kernelopt.compiled.restitch import ModelContext
 
     problem, workdir, dtype = argv
     ctx = ModelContext(problem, workdir, dtype, "cuda")

@@ -80,7 +80,7 @@ def measured_bandwidth_gbps(device: str = "cuda", nbytes: int = BANDWIDTH_PROBE_
     """The faster of a copy and a read-only sum over `nbytes`, in GB/s, on this device."""
     import torch
 
-    from profiling.timing import bench_interleaved
+    from kernelopt.profiling.timing import bench_interleaved
 
     src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from profiling.baseline import BaselineProfile
-from profiling.roofline import model_ceiling
+from kernelopt.profiling.baseline import BaselineProfile
+from kernelopt.profiling.roofline import model_ceiling
 
 SEARCHABLE_KINDS = ("pointwise", "reduction", "persistent")
 

@@ -16,7 +16,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol
 
-from search.generator import Attempt, Candidate, CandidateGenerator, KernelTarget
+from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, KernelTarget
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +137,7 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     """Beam search for faster versions of one kernel; never raises for a generator's failure."""
     notes: list[str] = []
     usable = []
-    from search.registry import applicable
+    from kernelopt.search.registry import applicable
 
     for g in generators:
         reason = applicable(g, target)

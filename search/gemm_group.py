@@ -31,8 +31,8 @@ import ast
 import inspect
 from typing import Optional
 
-from compiled.group import GEMM_OPS, LibraryGroup, group_module_source
-from search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.compiled.group import GEMM_OPS, LibraryGroup, group_module_source
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 NAME = "gemm_fp32"
 #: construction -> one line for reports (measured: the results README)
@@ -109,7 +109,7 @@ class _Emu:
 
 
 def _gemm_library_source() -> str:
-    from search import gemm_emulated
+    from kernelopt.search import gemm_emulated
 
     return inspect.getsource(gemm_emulated).replace("from __future__ import annotations\n", "")
 
@@ -171,7 +171,7 @@ class GemmFp32Generator:
 
     def _dtype_reason(self, group: LibraryGroup, target: KernelTarget) -> Optional[str]:
         """Every construction is fp32 arithmetic (TF32 hi/lo splits of fp32 words): fp32 groups only."""
-        from search.registry import dtype_reason
+        from kernelopt.search.registry import dtype_reason
 
         if not group.param_dtypes:
             return "the output module does not state the dtypes of the group's buffers (gemm_fp32 is for fp32 only)"

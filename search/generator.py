@@ -44,7 +44,7 @@ class KernelTarget:
     def data_dtypes(self) -> set[str]:
         """The floating-point dtypes the target computes on: the job's, and those its group's buffers are
         stated in (Dtype values; another float dtype under torch's name, e.g. "float64")."""
-        from verify.tolerance import Dtype
+        from kernelopt.verify.tolerance import Dtype
 
         found = {self.dtype}
         for name in (self.group.get("param_dtypes") or {}).values():

@@ -12,7 +12,7 @@ import ast
 import itertools
 from dataclasses import dataclass
 
-from search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 TUNABLE_KEYWORDS = ("num_warps", "num_stages")
 

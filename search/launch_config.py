@@ -15,8 +15,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from search.generator import Attempt, Candidate, KernelTarget
-from search.kernel_source import KernelSource, parse_kernel, standalone_module
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.kernel_source import KernelSource, parse_kernel, standalone_module
 
 # Tunable block constexpr -> the prefix of its dimension (xnumel, xmask, ...).
 BLOCK_PREFIX = {"XBLOCK": "x", "YBLOCK": "y", "R0_BLOCK": "r0_"}

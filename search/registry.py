@@ -13,8 +13,8 @@ import importlib
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
-from search.generator import CandidateGenerator, KernelTarget
-from verify.tolerance import DTYPES, Dtype
+from kernelopt.search.generator import CandidateGenerator, KernelTarget
+from kernelopt.verify.tolerance import DTYPES, Dtype
 
 
 @dataclass(frozen=True)
@@ -36,25 +36,25 @@ class GeneratorSpec:
 
 
 GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
-    GeneratorSpec("launch_config", "search.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
+    GeneratorSpec("launch_config", "kernelopt.search.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
                   "stages), the jit function unchanged; in a kernel file, the launcher's block-size/warps/stages "
                   "literals (search.kernel_file_config)", ("strict", "tf32")),
-    GeneratorSpec("gemm_fp32", "search.gemm_group:GemmFp32Generator", ("group",),
+    GeneratorSpec("gemm_fp32", "kernelopt.search.gemm_group:GemmFp32Generator", ("group",),
                   "library groups extern_kernels.mm/addmm/bmm/baddbmm + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
                   "plain TF32 too under 'tf32'", ("strict", "tf32"),
                   # its constructions split fp32 words by bit masks (TF32 hi/lo) and emulate fp32
                   # accuracy: bf16/fp16 GEMMs already run on tensor cores in cuBLAS
                   dtypes=(Dtype.FP32.value,)),
-    GeneratorSpec("llm", "agents.generator:LLMGenerator", ("kernel", "kernel-file"),
+    GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",
                   ("strict", "tf32"), default=False),
 )}
 # A kernel file has no Inductor kernels: a generator named for "kernel" may have a
 # kernel-file counterpart, used when the job's problem is a kernel file.
-KERNEL_FILE_FACTORIES: dict[str, str] = {"launch_config": "search.kernel_file_config:KernelFileConfigGenerator"}
+KERNEL_FILE_FACTORIES: dict[str, str] = {"launch_config": "kernelopt.search.kernel_file_config:KernelFileConfigGenerator"}
 
 
 def make_generator(name: str) -> CandidateGenerator:

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from storage.models import ApiKey, Team, utcnow
+from kernelopt.storage.models import ApiKey, Team, utcnow
 
 KEY_PREFIX = "ko_"
 PREFIX_LEN = 8

@@ -16,8 +16,8 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from pipeline.options import TIMING_NOT_MEASURED
-from storage.models import CANCELLED, CRASHED, FAILED, QUEUED, STATUSES, SUCCEEDED, Artifact, Job, JobEvent
+from kernelopt.pipeline.options import TIMING_NOT_MEASURED
+from kernelopt.storage.models import CANCELLED, CRASHED, FAILED, QUEUED, STATUSES, SUCCEEDED, Artifact, Job, JobEvent
 
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 

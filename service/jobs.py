@@ -30,10 +30,10 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from service.job_queries import get_job, load_job
-from service.notify import mark_changed
-from storage.blobs import BlobStore
-from storage.models import (CANCELLED, CRASHED, FAILED, QUEUED, RUNNING, SUCCEEDED, Artifact, Job, JobEvent,
+from kernelopt.service.job_queries import get_job, load_job
+from kernelopt.service.notify import mark_changed
+from kernelopt.storage.blobs import BlobStore
+from kernelopt.storage.models import (CANCELLED, CRASHED, FAILED, QUEUED, RUNNING, SUCCEEDED, Artifact, Job, JobEvent,
                             Team, utcnow)
 
 _NO_SYNC = {"synchronize_session": False}  # we re-read rows explicitly after a transition

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from isolation.sandbox import Layers, SandboxPolicy, blocking_ancestor, probe_layers
+from kernelopt.isolation.sandbox import Layers, SandboxPolicy, blocking_ancestor, probe_layers
 
 log = logging.getLogger("kernelopt.sandbox")
 
@@ -60,8 +60,8 @@ class SandboxStatus:
 def _team_count(settings, engine=None) -> int:
     from sqlalchemy import func, select
 
-    from storage.db import make_engine
-    from storage.models import Team
+    from kernelopt.storage.db import make_engine
+    from kernelopt.storage.models import Team
 
     own = engine is None
     engine = engine or make_engine(settings.effective_database_url)

@@ -18,11 +18,11 @@ from typing import Callable
 
 import torch
 
-from compiled.runtime import load_kernel_module
-from search.beam import (SearchConfig, SearchHistory, diverse_select, plan_direction, search_kernel)
-from search.generator import Attempt, Candidate, KernelTarget
-from search.kernel_source import standalone_module
-from search.launch_config import LaunchConfigGenerator
+from kernelopt.compiled.runtime import load_kernel_module
+from kernelopt.search.beam import (SearchConfig, SearchHistory, diverse_select, plan_direction, search_kernel)
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.kernel_source import standalone_module
+from kernelopt.search.launch_config import LaunchConfigGenerator
 from tests.conftest import DEVICE
 from tests.test_launch_config import make_target
 

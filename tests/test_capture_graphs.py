@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from compiled.capture import CaptureRequest, capture_model, output_module_source
-from isolation import ChildError, run_in_child
+from kernelopt.compiled.capture import CaptureRequest, capture_model, output_module_source
+from kernelopt.isolation import ChildError, run_in_child
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 MODULE = "import torch\n\ndef call(args):\n    return args\n"
@@ -33,8 +33,8 @@ def test_a_graph_break_is_a_fallback_cause_not_a_bad_submission(tmp_path):
 def test_seeded_reproduction_tells_randomness_nondeterminism_and_a_wrong_module_apart():
     import torch
 
-    from compiled.capture import _seeded_reproduction
-    from compiled.graph import Reproduction
+    from kernelopt.compiled.capture import _seeded_reproduction
+    from kernelopt.compiled.graph import Reproduction
 
     # a model drawing random numbers: seeded alike, the module is the compiled model bit for bit
     assert _seeded_reproduction(lambda: torch.rand(8), lambda: torch.rand(8))[0] is Reproduction.BIT_EXACT
@@ -52,7 +52,7 @@ def test_seeded_reproduction_tells_randomness_nondeterminism_and_a_wrong_module_
 
 def test_a_nondeterministic_library_call_is_measured_and_verified_against(tmp_path):
     """Issue 9, item 3: a baseline that does not reproduce itself bit for bit is no crash."""
-    from pipeline.report import nondeterminism_note
+    from kernelopt.pipeline.report import nondeterminism_note
 
     cg = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "nondeterministic_op.py"), str(tmp_path),
                                                     device="cpu"),

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from compiled.capture import CaptureRequest, capture_model
-from compiled.graph import CapturedGraph
-from compiled.restitch import ModelContext
-from isolation import run_in_child
-from pipeline.optimized_module import write_optimized_module
+from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.compiled.graph import CapturedGraph
+from kernelopt.compiled.restitch import ModelContext
+from kernelopt.isolation import run_in_child
+from kernelopt.pipeline.optimized_module import write_optimized_module
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 

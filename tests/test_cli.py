@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(HAS_CUDA, reason="checks the behaviour on a mach
 def kernelopt(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("TRITON_INTERPRET", None)  # the command decides that for its children
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelopt.cli.main", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -122,7 +122,7 @@ def kernelopt_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.Comp
     """The command run from another directory (what it creates there can be seen)."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONPATH=str(REPO))
     env.pop("TRITON_INTERPRET", None)
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=cwd, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelopt.cli.main", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

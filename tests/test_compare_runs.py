@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.compare_runs import compare, deployed_ms, load_run, render
-from pipeline.bench import RunSettings, _geomean, deployed_speedup, summarize
-from pipeline.device import DeviceInfo
-from pipeline.options import NO_GPU_TIMING, not_measured
+from kernelopt.pipeline.bench import RunSettings, _geomean, deployed_speedup, summarize
+from kernelopt.pipeline.device import DeviceInfo
+from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
 
 REPO = Path(__file__).resolve().parent.parent
 STRICT = REPO / "benchmarks" / "results" / "2026-12-01-h200-level2-strict"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from compiled.decompose import KernelGraph, decompose, library_calls
+from kernelopt.compiled.decompose import KernelGraph, decompose, library_calls
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 PROBLEMS = sorted(p.name for p in CAPTURED.iterdir() if (p / "baseline_module.py").exists())

@@ -12,20 +12,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from compiled.decompose import decompose
-from compiled.group import library_groups, reference_source
-from load.interpreter import InterpreterProbe, interpreter_cannot_run
-from pipeline.kernel_job import evaluate_kernel_file_batch
-from pipeline.model_job import _group_target
-from pipeline.options import JobOptions
-from search.evaluate import EvalBatch, EvalContext
-from search.gemm_group import GemmFp32Generator
-from search.generator import Candidate, KernelTarget
-from search.registry import GENERATORS, applicable, describe, dtype_reason, make_generator
+from kernelopt.compiled.decompose import decompose
+from kernelopt.compiled.group import library_groups, reference_source
+from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
+from kernelopt.pipeline.kernel_job import evaluate_kernel_file_batch
+from kernelopt.pipeline.model_job import _group_target
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search.evaluate import EvalBatch, EvalContext
+from kernelopt.search.gemm_group import GemmFp32Generator
+from kernelopt.search.generator import Candidate, KernelTarget
+from kernelopt.search.registry import GENERATORS, applicable, describe, dtype_reason, make_generator
 from tests.conftest import HAS_CUDA
-from verify.gate3_model import check_model
-from verify.stitched_model import StitchedRequest, gate3_stitched
-from verify.tolerance import Dtype, gate2_tolerance, gate3_tolerance
+from kernelopt.verify.gate3_model import check_model
+from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched
+from kernelopt.verify.tolerance import Dtype, gate2_tolerance, gate3_tolerance
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "testdata"
@@ -224,7 +224,7 @@ def test_interpreter_probe_tells_its_own_limits_from_a_kernels_faults(tmp_path):
 def kernelopt(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("TRITON_INTERPRET", None)  # the command decides that for its children
-    return subprocess.run([sys.executable, "-m", "cli.main", *args], cwd=REPO, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "kernelopt.cli.main", *args], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -304,7 +304,7 @@ def _kinds(markers: list[str]) -> list[str]:
 
 
 def test_reduced_precision_is_judged_against_the_jobs_dtype():
-    from verify.precision import reduced_precision_markers, strict_verdict
+    from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
 
     bf16_store = _KERNEL.format(store="acc.to(tl.bfloat16)")
     assert _kinds(reduced_precision_markers(bf16_store, "fp32")) == ["dot", "cast .to(tl.bfloat16)"]

@@ -16,7 +16,7 @@ import os
 import pytest
 import torch
 
-from search import gemm_emulated as ge
+from kernelopt.search import gemm_emulated as ge
 
 ERR_FACTOR = 2.0  # CPU fp32 GEMMs (blocked, FMA) are tighter than cuBLAS fp32; see the docstring
 INTERP = os.environ.get("TRITON_INTERPRET") == "1"

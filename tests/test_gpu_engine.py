@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiled.capture import CaptureRequest, capture_model
-from compiled.decompose import decompose
-from isolation import run_in_child
+from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.compiled.decompose import decompose
+from kernelopt.isolation import run_in_child
 
 pytestmark = pytest.mark.gpu
 
@@ -54,9 +54,9 @@ def test_every_tuned_kernel_has_its_config_pinned(captures):
 
 def _kernel_io(arg):
     workdir, problem, kernel = arg
-    from compiled import runtime
-    from compiled.kernel_io import capture_kernel_io, output_indexes
-    from compiled.restitch import ModelContext
+    from kernelopt.compiled import runtime
+    from kernelopt.compiled.kernel_io import capture_kernel_io, output_indexes
+    from kernelopt.compiled.restitch import ModelContext
 
     ctx = ModelContext(problem, workdir)
     mod = ctx.module()
@@ -78,11 +78,11 @@ def test_kernel_harness_captures_real_inputs_and_outputs(captures):
 
 def _search_one(arg):
     workdir, problem, kernel = arg
-    from compiled.decompose import decompose as dec
-    from compiled.graph import CapturedGraph
-    from pipeline.model_job import _target
-    from search.evaluate import EvalBatch, EvalContext, evaluate_batch
-    from search.launch_config import LaunchConfigGenerator
+    from kernelopt.compiled.decompose import decompose as dec
+    from kernelopt.compiled.graph import CapturedGraph
+    from kernelopt.pipeline.model_job import _target
+    from kernelopt.search.evaluate import EvalBatch, EvalContext, evaluate_batch
+    from kernelopt.search.launch_config import LaunchConfigGenerator
 
     cg = CapturedGraph.load(workdir)
     graph = dec(Path(cg.module_path).read_text())
@@ -107,8 +107,8 @@ def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kern
 
 def _profile(arg):
     workdir, problem = arg
-    from compiled.graph import CapturedGraph
-    from profiling.baseline import ProfileRequest, profile_baseline
+    from kernelopt.compiled.graph import CapturedGraph
+    from kernelopt.profiling.baseline import ProfileRequest, profile_baseline
 
     graph = decompose(Path(CapturedGraph.load(workdir).module_path).read_text())
     return profile_baseline(ProfileRequest(problem, workdir, list(graph.kernels),
@@ -131,9 +131,9 @@ def test_roofline_bytes_describe_the_kernels(tmp_path, problem):
 
 
 def test_whole_job_ends_with_an_outcome_and_artifacts(tmp_path):
-    from pipeline.check import CheckRequest, run_check
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     result = run_job(str(PROBLEMS / "softmax_rows.py"), tmp_path, JobOptions(time_budget_s=400))
     assert result.outcome in ("optimized", "matched", "fallback"), result
@@ -149,7 +149,7 @@ def test_whole_job_ends_with_an_outcome_and_artifacts(tmp_path):
 
 def test_nsight_compute_profiles_a_kernel_in_the_sandbox(captures):
     """Issue 10, item 1: ncu in the job's sandboxed child, as a job would run it (not yet run on a GPU)."""
-    from profiling.ncu import NcuRequest, find_ncu, ncu_profile
+    from kernelopt.profiling.ncu import NcuRequest, find_ncu, ncu_profile
 
     exe = find_ncu()
     if exe is None:
@@ -165,9 +165,9 @@ def test_nsight_compute_profiles_a_kernel_in_the_sandbox(captures):
 
 def test_a_bf16_job_casts_the_model_declines_fp32_only_generators_and_checks_in_bf16(tmp_path):
     """Issue 8, item 5: a suite problem whose time is a cuBLAS GEMM, run in bf16 (not yet run on a GPU)."""
-    from pipeline.check import CheckRequest, run_check
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     problem = Path(__file__).resolve().parent.parent / "benchmarks" / "problems" / "level2" / "01_linear_bias_gelu.py"
     result = run_job(str(problem), tmp_path, JobOptions(dtype="bf16", time_budget_s=400))
@@ -186,8 +186,8 @@ def test_a_bf16_job_casts_the_model_declines_fp32_only_generators_and_checks_in_
 
 
 def test_a_bf16_kernel_file_runs_on_the_gpu_not_the_interpreter(tmp_path):
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     kernel = Path(__file__).resolve().parent.parent / "benchmarks" / "kernels" / "add_relu_kernel.py"
     result = run_job(str(kernel), tmp_path, JobOptions(dtype="bf16", time_budget_s=300))

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from compiled.decompose import decompose
-from compiled.group import GEMM_OPS, library_groups, rewrite_module
-from compiled.restitch import stitched_source
-from pipeline.model_job import _group_target
-from search.gemm_group import _EMU_CLASS, GemmFp32Generator, _gemm_library_source, candidate_source
+from kernelopt.compiled.decompose import decompose
+from kernelopt.compiled.group import GEMM_OPS, library_groups, rewrite_module
+from kernelopt.compiled.restitch import stitched_source
+from kernelopt.pipeline.model_job import _group_target
+from kernelopt.search.gemm_group import _EMU_CLASS, GemmFp32Generator, _gemm_library_source, candidate_source
 
 H200 = Path(__file__).parent / "testdata" / "captured_h200"
 CAPTURES = sorted(H200.iterdir())

@@ -10,9 +10,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 PROBE = """
-from isolation import run_in_child, sandbox_layers
-from pipeline.device import probe
-from storage.db import upgrade_database
+from kernelopt.isolation import run_in_child, sandbox_layers
+from kernelopt.pipeline.device import probe
+from kernelopt.storage.db import upgrade_database
 import isolation, sys
 assert isolation.__file__.startswith(sys.argv[1]), isolation.__file__
 upgrade_database('sqlite:///' + sys.argv[2])

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from isolation import ChildError, ChildSession, run_in_child
+from kernelopt.isolation import ChildError, ChildSession, run_in_child
 
 
 def _square(x):

@@ -23,11 +23,11 @@ import pytest
 import torch
 import triton.language as tl
 
-from compiled.runtime import load_kernel_module
-from search.beam import SearchHistory
-from search.generator import Attempt, Candidate, KernelTarget
-from search.kernel_source import parse_kernel, standalone_module
-from search.launch_config import LaunchConfigGenerator, build_space
+from kernelopt.compiled.runtime import load_kernel_module
+from kernelopt.search.beam import SearchHistory
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.kernel_source import parse_kernel, standalone_module
+from kernelopt.search.launch_config import LaunchConfigGenerator, build_space
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 

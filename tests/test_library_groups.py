@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 import torch
 
-from compiled.decompose import decompose
-from compiled.group import library_groups, reference_source, rewrite_module
-from compiled.restitch import ModelContext, stitched_source
-from pipeline.model_job import _group_target
-from profiling.baseline import BaselineProfile, KernelShare
-from profiling.strategy import fallback_cause, plan_groups
-from search.evaluate import EvalBatch, EvalContext, evaluate_batch
-from search.gemm_group import GemmFp32Generator, candidate_source
-from search.registry import GENERATORS, describe, make_generator
-from verify.precision import declared_precision, reduced_precision_markers
-from verify.stitched_model import StitchedRequest, gate3_stitched
+from kernelopt.compiled.decompose import decompose
+from kernelopt.compiled.group import library_groups, reference_source, rewrite_module
+from kernelopt.compiled.restitch import ModelContext, stitched_source
+from kernelopt.pipeline.model_job import _group_target
+from kernelopt.profiling.baseline import BaselineProfile, KernelShare
+from kernelopt.profiling.strategy import fallback_cause, plan_groups
+from kernelopt.search.evaluate import EvalBatch, EvalContext, evaluate_batch
+from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source
+from kernelopt.search.registry import GENERATORS, describe, make_generator
+from kernelopt.verify.precision import declared_precision, reduced_precision_markers
+from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched
 
 DATA = Path(__file__).parent / "testdata"
 GPU = DATA / "captured"
@@ -151,7 +151,7 @@ def test_library_dominated_is_no_dead_end_when_a_group_can_be_searched():
 
 
 def test_cli_lists_the_generators(capsys):
-    from cli.main import main
+    from kernelopt.cli.main import main
 
     assert main(["generators"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -163,7 +163,7 @@ def test_cli_lists_the_generators(capsys):
 
 def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
     """Its source holds tensor-core code (markers), but it passed Gate 3 as a declared fp32 emulation."""
-    from verify.precision import deployed_reduced_precision
+    from kernelopt.verify.precision import deployed_reduced_precision
 
     g, _ = _small_group_target("tf32")
     emulated = candidate_source(g, "presplit")

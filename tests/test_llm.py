@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from agents.generator import LLMGenerator, extract_code
-from agents.llm import LLMClient, LLMError, LLMSettings
-from pipeline.job import run_job
-from pipeline.options import JobOptions
-from search.generator import KernelTarget
+from kernelopt.agents.generator import LLMGenerator, extract_code
+from kernelopt.agents.llm import LLMClient, LLMError, LLMSettings
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search.generator import KernelTarget
 from tests.conftest import HAS_CUDA
 from tests.llm_server import ScriptedLLM, fenced, tokens
 
@@ -188,7 +188,7 @@ def test_optimize_cli_with_generators_llm_sends_the_kernel_and_records_each_repl
     with ScriptedLLM([fenced(GOOD)]) as server:
         env = dict(os.environ, PYTHONUNBUFFERED="1", **server.env())
         env.pop("TRITON_INTERPRET", None)
-        proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--generators", "llm",
+        proc = subprocess.run([sys.executable, "-m", "kernelopt.cli.main", "optimize", str(KERNEL), "--generators", "llm",
                                "--workdir", str(tmp_path / "run")], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -229,13 +229,13 @@ def test_the_engine_imports_without_openai_and_children_get_no_llm_settings():
             "except LLMError as e:\n    assert e.kind == 'config' and 'pip install' in str(e), e\n")
     proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    from isolation.sandbox import allowed
+    from kernelopt.isolation.sandbox import allowed
 
     assert not any(allowed(n) for n in ("KERNELOPT_LLM_API_KEY", "KERNELOPT_LLM_BASE_URL", "OPENAI_API_KEY"))
 
 
 def test_optimize_with_an_unknown_generator_is_one_line_and_creates_nothing(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "cli.main", "optimize", str(KERNEL), "--generators", "llm,nope",
+    proc = subprocess.run([sys.executable, "-m", "kernelopt.cli.main", "optimize", str(KERNEL), "--generators", "llm,nope",
                            "--workdir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "unknown generators ['nope']" in proc.stderr and not (tmp_path / "run").exists()
@@ -292,7 +292,7 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
     assert report["llm"]["calls"] == len(server.requests) and report["llm"]["prompt_tokens"] > 0
     print("outcome", result.outcome, result.cause, [(t["plan"], t["gate"], t["kernel_ms"]) for t in traj])
     if result.outcome == "optimized":
-        from pipeline.check import CheckRequest, run_check
+        from kernelopt.pipeline.check import CheckRequest, run_check
 
         assert run_check(CheckRequest(str(run / "optimized_module.py"), str(problem)))["passed"]
 

@@ -3,9 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from isolation import ChildError, run_in_child
-from load.problem import ProblemError, problem_kind
-from load.stage import LoadRequest, load_problem
+from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.load.problem import ProblemError, problem_kind
+from kernelopt.load.stage import LoadRequest, load_problem
 
 BAD = Path(__file__).parent / "testdata" / "bad"
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
@@ -61,7 +61,7 @@ def test_weights_are_loaded_into_the_model(tmp_path):
     import torch
     from safetensors.torch import save_file
 
-    from load.problem import build_model, import_problem
+    from kernelopt.load.problem import build_model, import_problem
 
     mod = import_problem(PROBLEMS / "linear_gelu.py")
     state = {"fc.weight": torch.full((1024, 512), 0.25), "fc.bias": torch.arange(1024, dtype=torch.float32)}
@@ -74,7 +74,7 @@ def test_weights_that_do_not_fit_are_a_clear_error(tmp_path):
     import torch
     from safetensors.torch import save_file
 
-    from load.problem import build_model, import_problem
+    from kernelopt.load.problem import build_model, import_problem
 
     mod = import_problem(PROBLEMS / "linear_gelu.py")
     save_file({"fc.weight": torch.zeros(3, 3)}, tmp_path / "w.safetensors")
@@ -90,7 +90,7 @@ def test_inputs_and_parameters_are_made_on_the_job_device(tmp_path):
     "meta" device costs nothing, so nothing was made on the CPU and then moved."""
     import torch
 
-    from load.problem import build_model, import_problem, make_inputs
+    from kernelopt.load.problem import build_model, import_problem, make_inputs
 
     path = tmp_path / "huge.py"
     path.write_text(

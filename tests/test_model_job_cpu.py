@@ -11,11 +11,11 @@ from pathlib import Path
 
 import torch
 
-from load.stage import LoadRequest, load_problem
-from pipeline.device import DeviceInfo
-from pipeline.job import JobContext
-from pipeline.model_job import run_model_job
-from pipeline.options import JobOptions
+from kernelopt.load.stage import LoadRequest, load_problem
+from kernelopt.pipeline.device import DeviceInfo
+from kernelopt.pipeline.job import JobContext
+from kernelopt.pipeline.model_job import run_model_job
+from kernelopt.pipeline.options import JobOptions
 
 PROBLEM = Path(__file__).parent / "testdata" / "problems" / "layernorm_residual.py"
 

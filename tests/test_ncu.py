@@ -11,9 +11,9 @@ import stat
 import sys
 from pathlib import Path
 
-from pipeline.report import ncu_lines
-from profiling.ncu import NcuRequest, find_ncu, gpu_profiler_lock, ncu_command, ncu_profile, parse_details_csv, tier
-from profiling.strategy import TargetDecision, apply_ncu
+from kernelopt.pipeline.report import ncu_lines
+from kernelopt.profiling.ncu import NcuRequest, find_ncu, gpu_profiler_lock, ncu_command, ncu_profile, parse_details_csv, tier
+from kernelopt.profiling.strategy import TargetDecision, apply_ncu
 
 # a capture with a Triton kernel (its source is what the cache keys on); nothing runs it here
 CAPTURE = Path(__file__).parent / "testdata" / "captured" / "pointwise_gelu_scale"
@@ -138,7 +138,7 @@ def test_a_profile_is_parsed_cached_and_reported(tmp_path, monkeypatch):
     assert res.available and res.kernels[kernel]["memory_sol_pct"] == 91.25 and res.cached == []
     profiled = [line for line in calls.read_text().splitlines() if "--set full" in line]
     assert len(profiled) == 1 and "--replay-mode kernel" in profiled[0] and "--profile-from-start off" in profiled[0]
-    assert f"regex:^({kernel})$" in profiled[0] and "profiling.ncu_target" in profiled[0]
+    assert f"regex:^({kernel})$" in profiled[0] and "kernelopt.profiling.ncu_target" in profiled[0]
     again = ncu_profile(req)  # the same kernel source in this job: from the cache, no replay
     assert again.cached == [kernel] and again.kernels == res.kernels
     assert len([line for line in calls.read_text().splitlines() if "--set full" in line]) == 1

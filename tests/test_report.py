@@ -1,8 +1,8 @@
 """The result type and the written report: speed only where it was measured, never a `None`."""
 import pytest
 
-from pipeline.options import NO_GPU_TIMING, JobResult, not_measured
-from pipeline.report import render_markdown
+from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult, not_measured
+from kernelopt.pipeline.report import render_markdown
 
 
 def test_a_result_without_a_speedup_is_not_measured():
@@ -71,7 +71,7 @@ def test_a_result_with_an_emulated_gemm_states_its_construction_and_rho():
 
 
 def test_the_report_states_what_the_baselines_library_calls_computed_in():
-    from pipeline.report import library_math_line
+    from kernelopt.pipeline.report import library_math_line
 
     ok = JobResult("fallback", "no-faster-candidate: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0).to_dict()
     capture = {"library_math": {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True,

@@ -8,11 +8,11 @@ import ast
 import runpy
 from pathlib import Path
 
-from compiled.decompose import decompose
-from compiled.graph import CapturedGraph
-from pipeline.model_job import _target
-from pipeline.optimized_module import write_optimized_module
-from search.launch_config import LaunchConfigGenerator
+from kernelopt.compiled.decompose import decompose
+from kernelopt.compiled.graph import CapturedGraph
+from kernelopt.pipeline.model_job import _target
+from kernelopt.pipeline.optimized_module import write_optimized_module
+from kernelopt.search.launch_config import LaunchConfigGenerator
 
 DATA = Path(__file__).parent / "testdata"
 

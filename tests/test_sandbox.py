@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from isolation import ChildError, run_in_child, sandbox_layers
-from isolation.sandbox import allowed, child_environment
+from kernelopt.isolation import ChildError, run_in_child, sandbox_layers
+from kernelopt.isolation.sandbox import allowed, child_environment
 
 
 def test_every_layer_is_on_here():
@@ -231,7 +231,7 @@ def test_stage_children_of_a_job_orchestrator_are_held_to_the_process_limit(tmp_
     """As a worker runs a job: the orchestrator as the job's uid (trusted: no namespaces, no limits), its
     stage children in the sandbox. They keep the job's uid and its per-job process limit (a fork bomb in
     a submission once got 10,000 processes: the orchestrator, not root, found no uid layer to apply it)."""
-    from isolation.sandbox import Rlimits, SandboxPolicy, lease_uid
+    from kernelopt.isolation.sandbox import Rlimits, SandboxPolicy, lease_uid
 
     with lease_uid(SandboxPolicy.from_env()) as lease:
         uid, limit = run_in_child(_process_limit_of_a_stage_child, None, timeout_s=180, trusted=True,

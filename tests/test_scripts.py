@@ -68,7 +68,7 @@ def test_a_failed_step_says_which_and_shows_the_log(tmp_path):
 
 
 def test_hints_name_a_kernelopt_command_that_runs_from_here(tmp_path, monkeypatch):
-    from cli.invocation import kernelopt_command
+    from kernelopt.cli.invocation import kernelopt_command
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))  # kernelopt not on PATH (the venv not activated)
     monkeypatch.chdir(REPO)

@@ -6,9 +6,9 @@ import time
 import pytest
 import torch
 
-from compiled.kernel_io import KernelIO
+from kernelopt.compiled.kernel_io import KernelIO
 from tests.kernels import source
-from verify.gate1_static import check_static, check_static_in_child
+from kernelopt.verify.gate1_static import check_static, check_static_in_child
 
 N = 1000
 

@@ -11,10 +11,10 @@ import uuid
 import pytest
 import torch
 
-from compiled.kernel_io import KernelIO, clone_arg
+from kernelopt.compiled.kernel_io import KernelIO, clone_arg
 from tests.kernels import source
-from verify.gate2_kernel import check_kernel, check_kernel_in_child, check_kernel_outputs, reference_io
-from verify.launch import load_candidate
+from kernelopt.verify.gate2_kernel import check_kernel, check_kernel_in_child, check_kernel_outputs, reference_io
+from kernelopt.verify.launch import load_candidate
 
 PW_NAMES = ["in_ptr0", "out_ptr0", "xnumel"]
 N = 1000  # not a multiple of the block (128): a missing tail shows
@@ -196,7 +196,7 @@ def test_single_kernel_mode_compares_whole_outputs(device):
 
 def test_the_pipelines_recording_poisoned_outputs_is_recognised_without_names(device):
     """compiled.kernel_io's recorder poisons out_ptr* before the launch; no names are passed on."""
-    from compiled.kernel_io import poison_
+    from kernelopt.compiled.kernel_io import poison_
 
     ref = load_candidate(source("pointwise_ref"), "ref")
     ios = []
@@ -243,7 +243,7 @@ def test_seeds_kept_in_host_memory_are_checked_one_at_a_time(pointwise_ios, devi
 
 
 def test_the_memory_plan_offloads_only_what_the_device_cannot_hold():
-    from search.evaluate import plan_offload
+    from kernelopt.search.evaluate import plan_offload
 
     gib = 1 << 30
     assert not plan_offload(1 * gib, 3, 139 * gib)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from verify.gate3_model import check_model
+from kernelopt.verify.gate3_model import check_model
 
 
 def randn64(seed: int, *shape: int) -> torch.Tensor:

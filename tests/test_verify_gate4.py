@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.gate4_perf import check_performance
+from kernelopt.verify.gate4_perf import check_performance
 
 
 def test_a_clear_speedup_passes_with_its_noise():
@@ -52,7 +52,7 @@ def test_one_slow_round_does_not_inflate_the_noise():
     """A 3-D max-pool once reported 35.81% noise from one slow round; repeat runs vary by < 1.5%."""
     r = check_performance([1.0, 1.001, 0.999, 1.0, 1.5], [0.95, 0.951, 0.949, 0.95, 0.95])
     assert r.metrics["noise_pct"] < 0.5 and r.passed
-    from profiling.timing import Timing
+    from kernelopt.profiling.timing import Timing
 
     t = Timing({"baseline": [2.0, 2.01, 1.99, 2.0, 3.0]}, "do_bench")
     assert t.noise_pct["baseline"] < 1.0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.precision import PrecisionPolicy, introduced_markers, reduced_precision_markers
+from kernelopt.verify.precision import PrecisionPolicy, introduced_markers, reduced_precision_markers
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 

@@ -1,7 +1,7 @@
 """The ranked waterfall: fastest combination first, then isolate, substitute, drop, fall back."""
 from __future__ import annotations
 
-from verify.waterfall import select_combination
+from kernelopt.verify.waterfall import select_combination
 
 
 def evaluator(bad: set[tuple[str, str]], speed: dict[tuple[str, str], float], bad_pairs=()):

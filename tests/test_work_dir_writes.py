@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from pipeline.report import read_safely, write_json, write_safely
+from kernelopt.pipeline.report import read_safely, write_json, write_safely
 
 
 def test_a_link_is_replaced_not_written_through(tmp_path):

@@ -3,6 +3,6 @@
 Each gate is a small module with a typed result (`GateResult`); none needs a GPU:
 the gates work on CUDA tensors and on CPU tensors under the Triton interpreter.
 """
-from verify.result import GateResult
+from kernelopt.verify.result import GateResult
 
 __all__ = ["GateResult"]

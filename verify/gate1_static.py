@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from typing import Any, Optional, Union
 
-from compiled.kernel_io import KernelIO, clone_arg
-from isolation.child import ChildError, run_in_child
-from verify.launch import describe_exception, launch, load_candidate, load_ios
-from verify.result import GateResult
+from kernelopt.compiled.kernel_io import KernelIO, clone_arg
+from kernelopt.isolation.child import ChildError, run_in_child
+from kernelopt.verify.launch import describe_exception, launch, load_candidate, load_ios
+from kernelopt.verify.result import GateResult
 
 GATE = "gate1"
 

@@ -21,13 +21,13 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import torch
 
-from compiled.kernel_io import KernelIO, clone_arg, unchanged
-from isolation.child import ChildError, run_in_child
-from verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
-from verify.guarded import GuardedLaunch
-from verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
-from verify.result import GateResult
-from verify.tolerance import Dtype, gate2_tolerance
+from kernelopt.compiled.kernel_io import KernelIO, clone_arg, unchanged
+from kernelopt.isolation.child import ChildError, run_in_child
+from kernelopt.verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
+from kernelopt.verify.guarded import GuardedLaunch
+from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
+from kernelopt.verify.result import GateResult
+from kernelopt.verify.tolerance import Dtype, gate2_tolerance
 
 GATE = "gate2"
 # The defaults below are fp32's; a job in another dtype passes that dtype's tolerance.

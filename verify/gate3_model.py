@@ -23,10 +23,10 @@ from typing import Callable, Sequence, Union
 
 import torch
 
-from verify.compare import bits, compare_close, compare_exact
-from verify.precision import PrecisionPolicy
-from verify.result import GateResult
-from verify.tolerance import Dtype, gate3_tolerance
+from kernelopt.verify.compare import bits, compare_close, compare_exact
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.result import GateResult
+from kernelopt.verify.tolerance import Dtype, gate3_tolerance
 
 GATE = "gate3"
 EXACT_D_REF = 1e-8  # below this, the reference is exact: ρ would divide by ~0

@@ -13,8 +13,8 @@ import math
 import statistics
 from typing import Sequence
 
-from profiling.timing import robust_spread_pct
-from verify.result import GateResult
+from kernelopt.profiling.timing import robust_spread_pct
+from kernelopt.verify.result import GateResult
 
 GATE = "gate4"
 

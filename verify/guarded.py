@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import torch
 
-from verify.compare import bits, guard_bits, poison_
+from kernelopt.verify.compare import bits, guard_bits, poison_
 
 _MIN_GUARD_BYTES = 16 << 10  # catches an unmasked block (or row) past either end
 _MAX_GUARD_BYTES = 8 << 20  # bounds the memory cost for large tensors

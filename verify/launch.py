@@ -57,7 +57,7 @@ def describe_exception(exc: BaseException, candidate_file: Optional[str] = None)
 
 def load_candidate(source: str, name: str = "candidate"):
     """Import a candidate's source (compiled.runtime.load_kernel_module)."""
-    from compiled.runtime import load_kernel_module
+    from kernelopt.compiled.runtime import load_kernel_module
 
     return load_kernel_module(source, name)
 

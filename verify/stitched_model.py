@@ -10,12 +10,12 @@ import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiled import runtime
-from compiled.restitch import ModelContext
-from profiling.timing import bench_interleaved, Timing
-from verify.gate3_model import check_model
-from verify.precision import PrecisionPolicy, strict_verdict
-from verify.result import GateResult
+from kernelopt.compiled import runtime
+from kernelopt.compiled.restitch import ModelContext
+from kernelopt.profiling.timing import bench_interleaved, Timing
+from kernelopt.verify.gate3_model import check_model
+from kernelopt.verify.precision import PrecisionPolicy, strict_verdict
+from kernelopt.verify.result import GateResult
 
 
 @dataclass
@@ -81,7 +81,7 @@ def _rho(r: GateResult) -> float:
 
 
 def _leaves(out) -> list:
-    from load.problem import output_leaves
+    from kernelopt.load.problem import output_leaves
 
     return output_leaves(out)
 

@@ -42,7 +42,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from storage.blobs import BlobStore, BlobTooLarge
+from kernelopt.storage.blobs import BlobStore, BlobTooLarge
 
 log = logging.getLogger("kernelopt.worker")
 

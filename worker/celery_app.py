@@ -40,7 +40,7 @@ def visibility_timeout_s(settings) -> int:
 def make_celery(settings) -> Celery:
     """The Celery app for these settings (used by workers and, to send tasks, by the API)."""
     if not settings.broker_url:
-        from service.settings import ConfigError
+        from kernelopt.service.settings import ConfigError
 
         raise ConfigError("KERNELOPT_BROKER_URL is not set: Celery workers need Redis "
                           "(without a broker, `kernelopt serve` runs jobs in-process instead)")
@@ -66,7 +66,7 @@ def make_celery(settings) -> Celery:
 
     @app.task(name=TASK_NAME, bind=True, acks_late=True, ignore_result=True, shared=False)
     def run_job(self, job_id: str) -> str | None:
-        from worker.execute import execute_job
+        from kernelopt.worker.execute import execute_job
 
         return execute_job(job_id, settings, worker_id(self.request.hostname))
 
@@ -78,7 +78,7 @@ def worker_id(hostname: str | None = None) -> str:
 
 
 def _settings():
-    from service.settings import get_settings
+    from kernelopt.service.settings import get_settings
 
     return get_settings()
 
@@ -116,8 +116,8 @@ def alive_file() -> Path:
 def _start_reaper(sender=None, **_):
     """Every worker's main process runs a reaper loop (see worker/reaper.py)."""
     global _reaper
-    from worker.dispatch import CeleryDispatcher
-    from worker.reaper import ReaperThread
+    from kernelopt.worker.dispatch import CeleryDispatcher
+    from kernelopt.worker.reaper import ReaperThread
 
     settings = _settings()
     dispatcher = CeleryDispatcher(settings, app=get_app())

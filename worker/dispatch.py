@@ -40,13 +40,13 @@ class CeleryDispatcher:
     """Sends `kernelopt.run_job(job_id)` to the Redis queue."""
 
     def __init__(self, settings, app=None):
-        from worker.celery_app import make_celery
+        from kernelopt.worker.celery_app import make_celery
 
         self.settings = settings
         self.app = app if app is not None else make_celery(settings)
 
     def enqueue(self, job_id: str) -> None:
-        from worker.celery_app import QUEUE, TASK_NAME
+        from kernelopt.worker.celery_app import QUEUE, TASK_NAME
 
         self.app.send_task(TASK_NAME, args=[job_id], queue=QUEUE, retry=True,
                            retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5,
@@ -61,7 +61,7 @@ class CeleryDispatcher:
         """Job ids of the messages waiting in Redis or reserved by a worker (not yet acknowledged)."""
         import redis
 
-        from worker.celery_app import QUEUE
+        from kernelopt.worker.celery_app import QUEUE
 
         ids: set[str] = set()
         client = redis.Redis.from_url(self.settings.broker_url)
@@ -88,8 +88,8 @@ class CeleryDispatcher:
         heartbeat timeout count, so a job whose message is being sent right now is left alone."""
         from sqlalchemy import select
 
-        from storage.models import QUEUED, Job
-        from worker.execute import _scope
+        from kernelopt.storage.models import QUEUED, Job
+        from kernelopt.worker.execute import _scope
 
         cutoff = datetime.now(timezone.utc) - timedelta(seconds=self.settings.heartbeat_timeout_s)
         with _scope(self.settings) as s:
@@ -156,7 +156,7 @@ class EmbeddedDispatcher:
         return list(self._slots_env or [])
 
     def _start_slots(self) -> None:
-        from worker.reaper import ReaperThread
+        from kernelopt.worker.reaper import ReaperThread
 
         if self._slots_env is None:
             self._slots_env = detect_slots()
@@ -186,8 +186,8 @@ class EmbeddedDispatcher:
     # -- a slot ---------------------------------------------------------------------------------
 
     def _next_job(self) -> str | None:
-        from service import job_queries
-        from worker.execute import _scope
+        from kernelopt.service import job_queries
+        from kernelopt.worker.execute import _scope
 
         with _scope(self.settings) as s:
             ids = job_queries.queued_job_ids(s, limit=len(self._threads) + 8)
@@ -199,7 +199,7 @@ class EmbeddedDispatcher:
         return None
 
     def _slot_loop(self, index: int, env: dict[str, str]) -> None:
-        from worker.execute import execute_job
+        from kernelopt.worker.execute import execute_job
 
         worker_id = f"{self.worker_prefix}-slot{index}"
         while not self._stopping.is_set():
@@ -267,8 +267,8 @@ def select_gpus(gpus: str | None = None) -> list[int]:
 
 
 def visible_gpu_count() -> int:
-    from isolation import ChildError
-    from pipeline.device import probe_device
+    from kernelopt.isolation import ChildError
+    from kernelopt.pipeline.device import probe_device
 
     try:
         info = probe_device()

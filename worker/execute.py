@@ -43,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
-from isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
-from worker.artifacts import collect_for_job
+from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
+from kernelopt.isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
+from kernelopt.worker.artifacts import collect_for_job
 
 log = logging.getLogger("kernelopt.worker")
 
@@ -72,7 +72,7 @@ _factories_lock = threading.Lock()
 
 def session_factory(settings):
     """One SQLAlchemy engine + sessionmaker per process and database URL (fork-safe: keyed by pid)."""
-    from storage.db import make_engine, make_sessionmaker
+    from kernelopt.storage.db import make_engine, make_sessionmaker
 
     url = settings.effective_database_url
     key = (os.getpid(), url)
@@ -84,13 +84,13 @@ def session_factory(settings):
 
 
 def blob_store(settings):
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
 
     return BlobStore(settings.blobs_dir)
 
 
 def _scope(settings):
-    from storage.db import session_scope
+    from kernelopt.storage.db import session_scope
 
     return session_scope(session_factory(settings))
 
@@ -144,8 +144,8 @@ class EngineRequest:
 def _run_engine(req: EngineRequest) -> dict:
     """Child: run one job with the engine; cancelled when `cancel_file` appears."""
     _watch_parent(req.parent_pid)
-    from pipeline.job import run_job
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
 
     cancel = Path(req.cancel_file)
     result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
@@ -203,7 +203,7 @@ class _Monitor(threading.Thread):
                 log.exception("job %s: monitor step failed; retrying", self.job_id)
 
     def beat(self) -> None:
-        from service import jobs
+        from kernelopt.service import jobs
 
         with _scope(self.settings) as s:
             ok = jobs.heartbeat(s, self.job_id, self.worker_id)
@@ -217,7 +217,7 @@ class _Monitor(threading.Thread):
     def check_cancel(self) -> None:
         if self.cancel_touched:
             return
-        from service import job_queries
+        from kernelopt.service import job_queries
 
         with _scope(self.settings) as s:
             requested = job_queries.is_cancel_requested(s, self.job_id)
@@ -266,7 +266,7 @@ class _Monitor(threading.Thread):
                 self._offset += len(chunk)
                 return True
             return False  # no complete line yet
-        from service import jobs
+        from kernelopt.service import jobs
 
         with _scope(self.settings) as s:
             for line in chunk[:end + 1].split(b"\n")[:-1]:
@@ -308,7 +308,7 @@ def _safe_filename(name: str | None) -> str:
 
 def _job_options(options: dict | None, settings) -> dict:
     """The user's options, with the engine's budget kept inside the hard time limit."""
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.options import JobOptions
 
     opts = JobOptions.from_dict(dict(options or {})).to_dict()  # ValueError with a clear message
     limit = float(settings.job_time_limit_s)
@@ -324,7 +324,7 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
     `env` is added to the engine child's environment (a dispatcher pins its GPU
     with CUDA_VISIBLE_DEVICES here).
     """
-    from service import jobs
+    from kernelopt.service import jobs
 
     with _scope(settings) as s:
         job = jobs.claim_job(s, job_id, worker_id)
@@ -346,8 +346,8 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
 
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
-    from pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
-    from service import jobs
+    from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
+    from kernelopt.service import jobs
 
     job_dir = Path(settings.jobs_dir).resolve() / job_id
     attempt_dir = job_dir / f"attempt-{claimed['attempt']}"

@@ -35,8 +35,8 @@ def reap_once(settings, enqueue: Callable[[str], None],
     `resync`, when given, returns ids of queued jobs the broker has lost (see
     CeleryDispatcher.lost_queued_ids); they are enqueued again too.
     """
-    from service import jobs
-    from worker.execute import _scope
+    from kernelopt.service import jobs
+    from kernelopt.worker.execute import _scope
 
     with _scope(settings) as s:
         requeued, crashed = jobs.requeue_stale(s, settings.heartbeat_timeout_s, settings.max_job_attempts)

@@ -5,7 +5,7 @@ from fastapi import APIRouter, Request, Response, status
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
-from api.schemas import Health, Readiness
+from kernelopt.api.schemas import Health, Readiness
 
 router = APIRouter(tags=["health"])
 
@@ -44,7 +44,7 @@ def readyz(request: Request):
 
 def _sandbox_check(settings, engine) -> str:
     """Which sandbox layers jobs run under (probed once per process; the team count is read each time)."""
-    from service.sandbox_gate import sandbox_status
+    from kernelopt.service.sandbox_gate import sandbox_status
 
     try:
         return sandbox_status(settings, engine).check()

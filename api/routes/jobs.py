@@ -13,12 +13,12 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
-from api.options import options_summary, parse_options
-from api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
-from api.sse import StreamHub, job_event_stream
-from api.stream_limit import Slot, StreamsFull, StreamSlots
-from api.uploads import read_submission
+from kernelopt.api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
+from kernelopt.api.options import options_summary, parse_options
+from kernelopt.api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
+from kernelopt.api.sse import StreamHub, job_event_stream
+from kernelopt.api.stream_limit import Slot, StreamsFull, StreamSlots
+from kernelopt.api.uploads import read_submission
 
 log = logging.getLogger("kernelopt.api")
 
@@ -105,7 +105,7 @@ async def submit_job(
     app = request.app
 
     def store():
-        from service.jobs import IdempotencyConflict, QueueFull, create_job
+        from kernelopt.service.jobs import IdempotencyConflict, QueueFull, create_job
 
         with app.state.sessionmaker() as session:
             try:
@@ -153,7 +153,7 @@ async def list_jobs(
                                         description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobList:
-    from service.job_queries import list_jobs as list_team_jobs
+    from kernelopt.service.job_queries import list_jobs as list_team_jobs
 
     def read(session) -> JobList:
         try:
@@ -168,7 +168,7 @@ async def list_jobs(
 
 
 def _get_or_404(session, team: TeamRef, job_id: str):
-    from service.job_queries import get_job
+    from kernelopt.service.job_queries import get_job
 
     job = get_job(session, team.id, job_id)
     if job is None:
@@ -199,7 +199,7 @@ def _get_job_statement():
     """The team-scoped read of service.job_queries.get_job, as one precompiled Core statement."""
     from sqlalchemy import bindparam, select
 
-    from storage.models import Job
+    from kernelopt.storage.models import Job
 
     table = Job.__table__
     return select(table).where(table.c.id == bindparam("job_id"), table.c.team_id == bindparam("team_id"))
@@ -213,7 +213,7 @@ _GET_JOB = _get_job_statement()
                         202: {"model": JobOut, "description": "running: the worker stops at the next stage boundary"},
                         409: {"model": Problem, "description": "the job already finished"}})
 def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep, response: Response) -> JobOut:
-    from service.jobs import request_cancel
+    from kernelopt.service.jobs import request_cancel
 
     job = request_cancel(session, team.id, job_id)
     if job is None:
@@ -233,8 +233,8 @@ def event_dict(ev: Any) -> dict:
 def _read_job_events(factory, team_id: int, job_id: str, after_id: int, limit: int):
     """One read for the streams of a job: the job (status first: terminal and no newer events
     means done), then its events after `after_id`. Team-scoped like every API read."""
-    from service.job_queries import events_after, get_job
-    from storage.models import TERMINAL_STATUSES
+    from kernelopt.service.job_queries import events_after, get_job
+    from kernelopt.storage.models import TERMINAL_STATUSES
 
     with factory() as s:
         job = get_job(s, team_id, job_id)
@@ -250,7 +250,7 @@ def stream_hub(app) -> StreamHub:
     import asyncio
     from functools import partial
 
-    from service.notify import feed_for
+    from kernelopt.service.notify import feed_for
 
     loop = asyncio.get_running_loop()
     hub = app.state.sse_hubs.get(loop)
@@ -326,7 +326,7 @@ def _artifact_out(job_id: str, a: Any) -> ArtifactOut:
 @router.get("/{job_id}/artifacts", response_model=ArtifactList, summary="The job's artifacts",
             responses={**AUTH, **NOT_FOUND})
 async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> ArtifactList:
-    from service.job_queries import list_artifacts as team_artifacts
+    from kernelopt.service.job_queries import list_artifacts as team_artifacts
 
     def read(session) -> ArtifactList:
         rows = team_artifacts(session, team.id, job_id)
@@ -350,8 +350,8 @@ def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, p
     back until that second hash matched too, so bytes altered on disk are never served whole."""
     import hashlib
 
-    from service.job_queries import get_artifact
-    from storage.blobs import BlobCorrupt, BlobNotFound
+    from kernelopt.service.job_queries import get_artifact
+    from kernelopt.storage.blobs import BlobCorrupt, BlobNotFound
 
     with request.app.state.read_sessionmaker() as session:  # closed before the (maybe long) download streams
         _get_or_404(session, team, job_id)

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 
-from api.deps import SessionDep, TeamDep
-from api.routes.jobs import AUTH, Tag, _utc
-from api.schemas import Stats
+from kernelopt.api.deps import SessionDep, TeamDep
+from kernelopt.api.routes.jobs import AUTH, Tag, _utc
+from kernelopt.api.schemas import Stats
 
 router = APIRouter(prefix="/v1", tags=["stats"])
 
@@ -20,7 +20,7 @@ def team_stats(
     until: Annotated[datetime | None, Query(description="jobs created before")] = None,
     tag: Tag = None,
 ) -> Stats:
-    from service.job_queries import team_stats as compute
+    from kernelopt.service.job_queries import team_stats as compute
 
     since, until = _utc(since), _utc(until)
     if since is not None and until is not None and since > until:

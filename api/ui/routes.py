@@ -18,8 +18,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.concurrency import run_in_threadpool
 
-from api.deps import TeamRef, in_db_thread, read_db
-from api.ui import session as sess
+from kernelopt.api.deps import TeamRef, in_db_thread, read_db
+from kernelopt.api.ui import session as sess
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
@@ -64,7 +64,7 @@ async def current(request: Request) -> tuple[TeamRef, sess.UiSession] | None:
         def lookup(session) -> TeamRef | None:
             from sqlalchemy import select
 
-            from storage.models import ApiKey, Team
+            from kernelopt.storage.models import ApiKey, Team
 
             row = session.execute(select(Team.id, Team.name).join(ApiKey, ApiKey.team_id == Team.id).where(
                 ApiKey.id == s.key_id, ApiKey.team_id == s.team_id, ApiKey.revoked_at.is_(None))).first()
@@ -163,8 +163,8 @@ async def login(request: Request) -> Response:
     def check(session) -> tuple[int, int] | None:
         from sqlalchemy import select
 
-        from service.auth import authenticate, hash_key
-        from storage.models import ApiKey
+        from kernelopt.service.auth import authenticate, hash_key
+        from kernelopt.storage.models import ApiKey
 
         team = authenticate(session, key)
         if team is None:
@@ -206,9 +206,9 @@ async def overview(request: Request) -> Response:
     def read(session):
         from sqlalchemy import select
 
-        from api.routes.jobs import job_out
-        from service.job_queries import list_jobs, team_stats
-        from storage.models import Job
+        from kernelopt.api.routes.jobs import job_out
+        from kernelopt.service.job_queries import list_jobs, team_stats
+        from kernelopt.storage.models import Job
 
         stats = team_stats(session, team.id)
         causes = Counter(cause_code(c) for c in session.scalars(
@@ -246,8 +246,8 @@ async def jobs_page(
     tag = tag.strip() if tag and tag.strip() else None
 
     def read(session):
-        from api.routes.jobs import job_out
-        from service.job_queries import InvalidCursor, list_jobs
+        from kernelopt.api.routes.jobs import job_out
+        from kernelopt.service.job_queries import InvalidCursor, list_jobs
 
         try:
             jobs, nxt = list_jobs(session, team.id, status=status_, outcome=outcome, tag=tag, cursor=cursor or None,
@@ -275,8 +275,8 @@ async def live(request: Request, ids: Annotated[str, Query(max_length=66 * 100)]
     def read(session):
         from sqlalchemy import select
 
-        from api.routes.jobs import job_out
-        from storage.models import Job
+        from kernelopt.api.routes.jobs import job_out
+        from kernelopt.storage.models import Job
 
         if not wanted:
             return {}
@@ -297,8 +297,8 @@ async def job_page(request: Request, job_id: str) -> Response:
     blobs = request.app.state.blobs
 
     def read(session):
-        from api.routes.jobs import job_out
-        from service.job_queries import events_after, get_job, list_artifacts
+        from kernelopt.api.routes.jobs import job_out
+        from kernelopt.service.job_queries import events_after, get_job, list_artifacts
 
         job = get_job(session, team.id, job_id)
         if job is None:
@@ -407,7 +407,7 @@ async def download(request: Request, job_id: str, name: str) -> Response:
         return to_login()
     if not JOB_ID.match(job_id) or len(name) > 255 or re.search(r"[\x00-\x1f\x7f]", name):
         return not_found(request, auth, "No such artifact.")
-    from api.routes.jobs import download_artifact
+    from kernelopt.api.routes.jobs import download_artifact
 
     try:
         return await run_in_threadpool(download_artifact, job_id, name, request, auth[0])
@@ -428,7 +428,7 @@ async def cancel(request: Request, job_id: str) -> Response:
         return not_found(request, auth, "No such job for this team.")
 
     def write():
-        from service.jobs import request_cancel
+        from kernelopt.service.jobs import request_cancel
 
         with request.app.state.sessionmaker() as session:
             return request_cancel(session, team.id, job_id) is not None
@@ -491,7 +491,7 @@ async def submit(request: Request) -> Response:
         tag = values.get("tag", "").strip() or None
         if tag is not None and (len(tag) > 200 or re.search(r"[\x00-\x1f\x7f]", tag)):
             return fail("The tag must be at most 200 printable characters.")
-        from api.options import InvalidOptions, parse_options
+        from kernelopt.api.options import InvalidOptions, parse_options
 
         try:
             options = parse_options(json.dumps(options))  # the API's one model of the options
@@ -500,7 +500,7 @@ async def submit(request: Request) -> Response:
         filename = re.sub(r"[\x00-\x1f\x7f/\\]", "_", file.filename.rsplit("/", 1)[-1])[:255] or "upload.py"
 
         def store():
-            from service.jobs import QueueFull, create_job
+            from kernelopt.service.jobs import QueueFull, create_job
 
             with request.app.state.sessionmaker() as session:
                 try:

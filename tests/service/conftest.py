@@ -40,7 +40,7 @@ def fresh_postgres_database(prefix: str, on_drop=None):
     """
     import psycopg
 
-    from storage.db import upgrade_database
+    from kernelopt.storage.db import upgrade_database
 
     name = f"{prefix}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
     try:
@@ -67,7 +67,7 @@ def pg_url():
 
 @pytest.fixture(scope="session")
 def sqlite_url(tmp_path_factory):
-    from storage.db import upgrade_database
+    from kernelopt.storage.db import upgrade_database
 
     url = f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'kernelopt.db'}"
     upgrade_database(url)
@@ -85,7 +85,7 @@ _ENGINES: dict = {}
 
 
 def get_engine(url: str):
-    from storage.db import make_engine
+    from kernelopt.storage.db import make_engine
 
     if url not in _ENGINES:
         _ENGINES[url] = make_engine(url)
@@ -105,7 +105,7 @@ def engine(db_url):
 
 @pytest.fixture
 def session_factory(engine):
-    from storage.db import make_sessionmaker
+    from kernelopt.storage.db import make_sessionmaker
 
     return make_sessionmaker(engine)
 
@@ -120,14 +120,14 @@ def session(session_factory):
 
 @pytest.fixture
 def settings(db_url, tmp_path):
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
 
     return Settings(database_url=db_url, broker_url=None, data_dir=tmp_path / "data")
 
 
 @pytest.fixture
 def blobs(settings):
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
 
     return BlobStore(settings.blobs_dir)
 
@@ -141,8 +141,8 @@ class TeamKey(NamedTuple):
 def make_team(session_factory):
     from sqlalchemy import update
 
-    from service.auth import create_api_key, create_team
-    from storage.models import QUEUED, RUNNING, Job, utcnow
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.storage.models import QUEUED, RUNNING, Job, utcnow
 
     team_ids: list[int] = []
 

@@ -53,7 +53,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from isolation.sandbox import Rlimits
+from kernelopt.isolation.sandbox import Rlimits
 from tests.service import adversarial_payloads as payloads
 from tests.service.api.conftest import free_port
 
@@ -278,7 +278,7 @@ def _api_ready(url: str):
 
 def _stop(proc: subprocess.Popen) -> None:
     """SIGTERM the process (a supervisor passes it on), then SIGKILL what is left of its tree."""
-    from isolation.child import descendants
+    from kernelopt.isolation.child import descendants
 
     tree = descendants(proc.pid)
     if proc.poll() is None:
@@ -295,8 +295,8 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _make_teams(db_url: str) -> tuple[Team, Team]:
-    from service.auth import create_api_key, create_team
-    from storage.db import make_sessionmaker
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.storage.db import make_sessionmaker
     from tests.service.conftest import get_engine
 
     out = []
@@ -354,7 +354,7 @@ def deployment(request, tmp_path_factory, redis_url):
     redis_db = int(redis_url.rsplit("/", 1)[1])
     with contextlib.ExitStack() as stack:
         if mode == "embedded":
-            from storage.db import upgrade_database
+            from kernelopt.storage.db import upgrade_database
 
             db_url = f"sqlite:///{root / 'data' / 'kernelopt.db'}"
             upgrade_database(db_url)
@@ -377,11 +377,11 @@ def deployment(request, tmp_path_factory, redis_url):
         extra = {} if mode == "embedded" else {"KERNELOPT_DATABASE_URL": service_db_url,
                                                "KERNELOPT_BROKER_URL": redis_url}
         env = _service_env(dep, **extra)
-        _start(dep, "serve", [sys.executable, "-m", "cli.main", "serve", "--port", str(port)], dep.server_cwd, env,
+        _start(dep, "serve", [sys.executable, "-m", "kernelopt.cli.main", "serve", "--port", str(port)], dep.server_cwd, env,
                _api_ready(dep.url))
         if mode == "celery":
             worker_log = root / "worker.log"
-            _start(dep, "worker", [sys.executable, "-m", "cli.main", "worker"], dep.server_cwd, env,
+            _start(dep, "worker", [sys.executable, "-m", "kernelopt.cli.main", "worker"], dep.server_cwd, env,
                    lambda: worker_log.exists() and b" ready." in worker_log.read_bytes())
 
         # Team B's harmless job: a job, an uploaded file and artifacts, stored before any attack.

@@ -8,10 +8,10 @@ import psycopg
 import pytest
 from sqlalchemy import inspect, select
 
-from service import auth
-from service.settings import ConfigError, Settings, get_settings
-from storage.db import make_engine, make_sessionmaker
-from storage.models import ApiKey
+from kernelopt.service import auth
+from kernelopt.service.settings import ConfigError, Settings, get_settings
+from kernelopt.storage.db import make_engine, make_sessionmaker
+from kernelopt.storage.models import ApiKey
 
 from .conftest import PG_ADMIN
 
@@ -84,7 +84,7 @@ def test_bad_settings_fail_fast_with_a_clear_message(monkeypatch, tmp_path, var,
 
 
 def _admin(argv, monkeypatch, env):
-    from cli import admin
+    from kernelopt.cli import admin
 
     for k, v in env.items():
         monkeypatch.setenv(k, v)

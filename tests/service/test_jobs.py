@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from service import job_queries, jobs
-from service.job_queries import InvalidCursor
-from service.jobs import IdempotencyConflict, QueueFull
-from storage.models import Job, utcnow
+from kernelopt.service import job_queries, jobs
+from kernelopt.service.job_queries import InvalidCursor
+from kernelopt.service.jobs import IdempotencyConflict, QueueFull
+from kernelopt.storage.models import Job, utcnow
 
 KERNEL = b"import triton\n# a kernel file\n"
 

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from sqlalchemy import update
 
-from service import job_queries, jobs
-from storage.models import Job, utcnow
+from kernelopt.service import job_queries, jobs
+from kernelopt.storage.models import Job, utcnow
 
 from .test_jobs import submit
 

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import update
 
-from service import job_queries
-from storage.models import Job
+from kernelopt.service import job_queries
+from kernelopt.storage.models import Job
 
 from .test_jobs import submit
 

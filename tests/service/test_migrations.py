@@ -10,8 +10,8 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from storage.db import alembic_config, make_engine, upgrade_database
-from storage.models import Base
+from kernelopt.storage.db import alembic_config, make_engine, upgrade_database
+from kernelopt.storage.models import Base
 
 from .conftest import PG_ADMIN
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from storage.blobs import BlobNotFound, BlobStore
+from kernelopt.storage.blobs import BlobNotFound, BlobStore
 
 
 def test_put_bytes_is_content_addressed_and_idempotent(tmp_path):
@@ -121,7 +121,7 @@ def test_no_incoming_file_remains_when_publishing_fails(tmp_path):
 
 
 def test_put_file_reads_at_most_max_bytes(tmp_path):
-    from storage.blobs import BlobTooLarge
+    from kernelopt.storage.blobs import BlobTooLarge
 
     store = BlobStore(tmp_path / "blobs")
     src = tmp_path / "grown"
@@ -145,7 +145,7 @@ def _tamper_same_size(path) -> None:
 
 
 def test_open_verified_refuses_a_blob_altered_on_disk(tmp_path):
-    from storage.blobs import BlobCorrupt
+    from kernelopt.storage.blobs import BlobCorrupt
 
     store = BlobStore(tmp_path / "blobs")
     data = os.urandom(3 * 1024 * 1024 + 5)
@@ -171,7 +171,7 @@ def test_open_verified_refuses_a_blob_altered_on_disk(tmp_path):
 
 
 def test_copy_to_verifies_and_leaves_nothing_on_a_mismatch(tmp_path):
-    from storage.blobs import BlobCorrupt
+    from kernelopt.storage.blobs import BlobCorrupt
 
     store = BlobStore(tmp_path / "blobs")
     data = b"def get_inputs(): return []\n"

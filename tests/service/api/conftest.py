@@ -59,7 +59,7 @@ class Api:
         return self.client.post("/v1/jobs", files=files, data=data, headers=headers)
 
     def new_team(self) -> tuple[Any, str]:
-        from service.auth import create_api_key, create_team
+        from kernelopt.service.auth import create_api_key, create_team
 
         with self.sessionmaker() as s:
             team = create_team(s, f"team-{uuid.uuid4().hex[:12]}")
@@ -68,7 +68,7 @@ class Api:
     def count_jobs(self, team_id: int | None = None) -> int:
         from sqlalchemy import func, select
 
-        from storage.models import Job
+        from kernelopt.storage.models import Job
 
         q = select(func.count()).select_from(Job)
         if team_id is not None:
@@ -84,7 +84,7 @@ class Api:
 def make_api(settings, team_key, **app_kwargs) -> Api:
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
+    from kernelopt.api.app import create_app
 
     dispatcher = RecordingDispatcher()
     app_kwargs.setdefault("auth_cache_ttl_s", 0.0)
@@ -109,7 +109,7 @@ class ScriptedWorker:
         self.worker_id = worker_id
 
     def claim(self, job_id: str):
-        from service.jobs import claim_job
+        from kernelopt.service.jobs import claim_job
 
         with self.api.sessionmaker() as s:
             job = claim_job(s, job_id, self.worker_id)
@@ -117,7 +117,7 @@ class ScriptedWorker:
             return job
 
     def event(self, job_id: str, stage: str, message: str, kind: str = "progress", **data) -> int:
-        from service.jobs import add_event, set_stage
+        from kernelopt.service.jobs import add_event, set_stage
 
         with self.api.sessionmaker() as s:
             set_stage(s, job_id, stage)
@@ -127,8 +127,8 @@ class ScriptedWorker:
                cause: str = "no-gpu: interpreter run", artifacts: dict[str, bytes] | None = None,
                tmp: Path | None = None, result: dict | None = None) -> None:
         """`result`: fields of the engine's result that replace the scripted ones (e.g. timing)."""
-        from service.jobs import finish_job
-        from storage.blobs import BlobStore
+        from kernelopt.service.jobs import finish_job
+        from kernelopt.storage.blobs import BlobStore
 
         files = []
         tmp = tmp or Path(self.api.settings.data_dir) / "scripted" / job_id
@@ -145,7 +145,7 @@ class ScriptedWorker:
             assert finish_job(s, job_id, self.worker_id, result, files, BlobStore(self.api.settings.blobs_dir))
 
     def fail(self, job_id: str, error: str) -> None:
-        from service.jobs import fail_job
+        from kernelopt.service.jobs import fail_job
 
         with self.api.sessionmaker() as s:
             assert fail_job(s, job_id, self.worker_id, error)

@@ -66,7 +66,7 @@ def test_embedded_serve_then_submit_wait_download(tmp_path):
         detail = f"exit {done.returncode}\n{done.stderr}\n{json.dumps(job, indent=1)}\n{Path(log.name).read_text()[-3000:]}"
         assert job["status"] == "succeeded", detail
         assert job["outcome"] == "fallback" and job["cause"].startswith("no-gpu"), detail
-        from cli.submit import exit_code_for
+        from kernelopt.cli.submit import exit_code_for
         assert done.returncode == exit_code_for(job), detail
         assert "load" in done.stderr  # progress followed over SSE
         # No GPU here: no speed anywhere — job record, submit's output, the report, the team's stats.

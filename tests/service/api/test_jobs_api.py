@@ -43,7 +43,7 @@ def test_another_teams_job_is_404(api, worker):
 
 
 def test_revoked_key_is_refused(api):
-    from service.auth import revoke_api_key
+    from kernelopt.service.auth import revoke_api_key
 
     assert api.client.get("/v1/jobs", headers=api.headers()).status_code == 200
     with api.sessionmaker() as s:
@@ -55,8 +55,8 @@ def test_auth_cache_serves_polls_without_the_key_lookup(settings, team_key, monk
     a = make_api(settings, team_key, auth_cache_ttl_s=30.0)
     with a.client:
         assert a.client.get("/v1/jobs", headers=a.headers()).status_code == 200
-        import service.auth
-
+        import kernelopt.service.auth  # noqa: F401 (loads the submodule)
+        from kernelopt import service
         def boom(*_):
             raise AssertionError("key looked up again")
 
@@ -80,9 +80,9 @@ def test_submit_answers_202_with_location_and_enqueues(api):
     got = api.client.get(r.headers["location"], headers=api.headers())
     assert got.status_code == 200 and got.json()["id"] == job["id"]
     # the input is stored content-addressed
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
     with api.sessionmaker() as s:
-        from storage.models import Job
+        from kernelopt.storage.models import Job
         row = s.get(Job, job["id"])
         assert BlobStore(api.settings.blobs_dir).read_bytes(row.input_blob) == b"import torch\n"
 
@@ -530,8 +530,8 @@ def test_healthz_readyz_metrics_and_openapi(api, worker):
 def test_readyz_is_503_when_the_database_is_unreachable(tmp_path):
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
-    from service.settings import Settings
+    from kernelopt.api.app import create_app
+    from kernelopt.service.settings import Settings
 
     from tests.service.api.conftest import RecordingDispatcher, free_port
     s = Settings(database_url=f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/nothing",
@@ -548,8 +548,8 @@ def test_readyz_is_503_when_the_database_is_unreachable(tmp_path):
 def test_readyz_checks_the_broker_when_configured(pg_url, redis_url, tmp_path):
     from fastapi.testclient import TestClient
 
-    from api.app import create_app
-    from service.settings import Settings
+    from kernelopt.api.app import create_app
+    from kernelopt.service.settings import Settings
     from tests.service.api.conftest import RecordingDispatcher, free_port
 
     good = create_app(Settings(database_url=pg_url, broker_url=redis_url, data_dir=tmp_path), RecordingDispatcher())

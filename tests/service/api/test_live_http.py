@@ -155,7 +155,7 @@ def test_upload_over_limit_on_a_real_socket_is_cut_short(settings, team_key):
 def run_submit(argv: list[str], url: str, key: str, monkeypatch) -> int:
     import argparse
 
-    from cli.submit import register
+    from kernelopt.cli.submit import register
 
     monkeypatch.setenv("KERNELOPT_URL", url)
     monkeypatch.setenv("KERNELOPT_API_KEY", key)
@@ -241,7 +241,7 @@ def test_submit_json_without_wait_and_usage_errors(api, live, tmp_path, monkeypa
 
 
 def test_exit_code_table():
-    from cli.submit import exit_code_for
+    from kernelopt.cli.submit import exit_code_for
 
     def job(status, outcome=None, speedup=None, cause=""):
         return {"status": status, "outcome": outcome, "speedup": speedup, "cause": cause}
@@ -259,7 +259,7 @@ def test_exit_code_table():
 
 
 def test_submit_lines_say_when_speed_was_not_measured():
-    from cli.submit import event_line, final_line
+    from kernelopt.cli.submit import event_line, final_line
 
     assert re.fullmatch(r"\[\d\d:\d\d:\d\d\] queued", event_line({"stage": None, "message": "queued"}))
     assert event_line({"stage": "load", "message": "importing"}).endswith("] load: importing")

@@ -63,7 +63,7 @@ def test_every_bad_option_is_named_at_once(api):
 
 
 def test_generators_are_the_engines_registry(api):
-    from search.registry import available
+    from kernelopt.search.registry import available
 
     for name in available():
         assert api.submit(options=f'{{"generators": ["{name}"]}}').status_code == 202
@@ -72,7 +72,7 @@ def test_generators_are_the_engines_registry(api):
 
 
 def test_good_options_become_the_engines_options_on_both_databases(api):
-    from pipeline.options import JobOptions
+    from kernelopt.pipeline.options import JobOptions
 
     given = {"gamma": 1.1, "seeds": [7, 8], "device": "interpreter", "time_budget_s": 60, "iterations": 2,
              "precision": "tf32", "dtype": "bf16"}
@@ -88,8 +88,8 @@ def test_good_options_become_the_engines_options_on_both_databases(api):
 
 def test_api_model_matches_the_engines_options():
     """One field for each of pipeline.options.JobOptions, with the engine's defaults."""
-    from api.options import JobOptionsIn
-    from pipeline.options import JobOptions
+    from kernelopt.api.options import JobOptionsIn
+    from kernelopt.pipeline.options import JobOptions
 
     assert set(JobOptionsIn.model_fields) == {f.name for f in fields(JobOptions)}
     assert JobOptionsIn().to_engine() == JobOptions()

@@ -18,8 +18,8 @@ NO_BWRAP = "/nonexistent/bwrap"
 
 
 def _two_teams(data: Path) -> None:
-    from service.auth import create_team
-    from storage.db import make_engine, make_sessionmaker, upgrade_database
+    from kernelopt.service.auth import create_team
+    from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
 
     data.mkdir(parents=True, exist_ok=True)
     url = f"sqlite:///{data / 'kernelopt.db'}"

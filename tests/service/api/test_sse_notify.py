@@ -152,7 +152,7 @@ def test_n_streams_do_not_cause_n_database_polls(quiet_api, quiet_live):
     streams = [Stream(events_url(quiet_live, jobs[i % 2]), api.key) for i in range(n)]
     for s in streams:
         assert s.wait_for(lambda s: len(s.ids()) >= 2), s.messages  # queued + running: caught up
-    from service.notify import feed_for
+    from kernelopt.service.notify import feed_for
 
     assert feed_for(api.settings.effective_database_url).connected.wait(5)
     time.sleep(0.5)  # the listener's first connect re-reads each followed job once
@@ -220,7 +220,7 @@ def test_stream_cap_per_team_is_429_with_retry_after(settings, make_team):
 @pytest.mark.parametrize("db_url", ["postgresql"], indirect=True)
 def test_stream_cap_is_shared_by_api_processes_through_redis(pg_url, redis_url, tmp_path, make_team):
     """Two API processes (two apps, each its own slots) on one Redis: the cap is over both."""
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
 
     settings = Settings(database_url=pg_url, broker_url=redis_url, data_dir=tmp_path / "data",
                         max_sse_streams_per_team=2)
@@ -256,7 +256,7 @@ def test_stream_cap_is_shared_by_api_processes_through_redis(pg_url, redis_url, 
 
 def test_redis_slots_of_a_dead_process_expire(redis_url):
     """A process that died holding slots: its leases run out and the team can stream again."""
-    from api.stream_limit import StreamsFull, StreamSlots
+    from kernelopt.api.stream_limit import StreamsFull, StreamSlots
 
     async def scenario():
         dead = StreamSlots(1, redis_url, lease_s=1.0)
@@ -276,7 +276,7 @@ def test_redis_slots_of_a_dead_process_expire(redis_url):
 
 
 def test_redis_leases_of_open_streams_are_renewed(redis_url):
-    from api.stream_limit import StreamsFull, StreamSlots
+    from kernelopt.api.stream_limit import StreamsFull, StreamSlots
 
     async def scenario():
         slots = StreamSlots(1, redis_url, lease_s=0.6)
@@ -299,7 +299,7 @@ def test_listener_reconnects_and_streams_catch_up(pg_url, tmp_path, make_team):
     """The LISTEN connection is killed: it reconnects, and what was written meanwhile still arrives."""
     import psycopg
 
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
     from tests.service.conftest import PG_ADMIN
 
     settings = Settings(database_url=pg_url, broker_url=None, data_dir=tmp_path / "data")
@@ -310,7 +310,7 @@ def test_listener_reconnects_and_streams_catch_up(pg_url, tmp_path, make_team):
         worker.claim(job)
         stream = Stream(events_url(live, job), api.key)
         assert stream.wait_for(lambda s: len(s.ids()) >= 2)
-        from service.notify import feed_for
+        from kernelopt.service.notify import feed_for
 
         feed = feed_for(settings.effective_database_url)
         assert feed.connected.wait(5)
@@ -332,7 +332,7 @@ def test_a_thousand_streams_starting_and_ending_at_once_leave_no_slot_behind(red
     """Acquired and released all at once, through a few Redis connections: none refused, none lost."""
     import redis
 
-    from api.stream_limit import KEY, StreamsFull, StreamSlots
+    from kernelopt.api.stream_limit import KEY, StreamsFull, StreamSlots
 
     team = 987654323
 

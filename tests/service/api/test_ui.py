@@ -73,7 +73,7 @@ def test_forged_or_tampered_cookie_is_refused(api):
 
 
 def test_revoking_the_key_ends_its_sessions(api):
-    from service.auth import revoke_api_key
+    from kernelopt.service.auth import revoke_api_key
 
     c = api.client
     sign_in(c, api.key)
@@ -170,7 +170,7 @@ def test_submit_form_queues_a_job_and_lands_on_its_page(api):
 def test_side_by_side_pairs_removed_and_added_lines():
     import difflib
 
-    from api.ui.routes import side_by_side
+    from kernelopt.api.ui.routes import side_by_side
 
     old = "a\nb\n--x\nc\nd\ne\nf\ng\nh\ni\nj\nk\n".splitlines(True)
     new = "a\nB\nc\nd\nNEW\ne\nf\ng\nh\ni\nj\nK\n".splitlines(True)

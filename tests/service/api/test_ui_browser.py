@@ -36,12 +36,12 @@ def seed(data_dir: Path) -> dict:
     """Two teams and their jobs, through the service layer (the states a worker would leave)."""
     from sqlalchemy import update
 
-    from service.auth import create_api_key, create_team
-    from service.jobs import add_event, claim_job, create_job, fail_job, finish_job, request_cancel, set_stage
-    from service.settings import Settings
-    from storage.blobs import BlobStore
-    from storage.db import make_engine, make_sessionmaker, upgrade_database
-    from storage.models import Job
+    from kernelopt.service.auth import create_api_key, create_team
+    from kernelopt.service.jobs import add_event, claim_job, create_job, fail_job, finish_job, request_cancel, set_stage
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
+    from kernelopt.storage.models import Job
 
     settings = Settings(data_dir=data_dir, database_url=None, broker_url=None)
     url = settings.effective_database_url

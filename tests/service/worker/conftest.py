@@ -35,7 +35,7 @@ def worker_db_url():
     from tests.service.conftest import fresh_postgres_database
 
     def dispose(url: str) -> None:
-        from worker.execute import _factories
+        from kernelopt.worker.execute import _factories
 
         for key in [k for k in _factories if k[1] == url]:
             _factories.pop(key).kw["bind"].dispose()
@@ -59,7 +59,7 @@ def broker(redis_url):
 @pytest.fixture
 def wsettings(worker_db_url, redis_url, broker, tmp_path):
     """Settings shared by the test and its workers: short heartbeats so the reaper acts in seconds."""
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
 
     return Settings(database_url=worker_db_url, broker_url=redis_url, data_dir=tmp_path / "data",
                     heartbeat_interval_s=1, heartbeat_timeout_s=6, max_job_attempts=3, job_time_limit_s=240)
@@ -91,11 +91,11 @@ class CeleryWorker:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> "CeleryWorker":
-        from worker.celery_app import QUEUE
+        from kernelopt.worker.celery_app import QUEUE
 
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "worker.celery_app", "worker", "--pool", "solo",
+            [sys.executable, "-m", "celery", "-A", "kernelopt.worker.celery_app", "worker", "--pool", "solo",
              "--concurrency", "1", "--hostname", f"{self.name}@%h", "--queues", QUEUE, "--loglevel", "info",
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
             cwd=str(REPO), env=settings_env(self.settings), stdout=self._log, stderr=subprocess.STDOUT,
@@ -183,8 +183,8 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture
 def team_id(wsettings) -> int:
-    from service.auth import create_team
-    from worker.execute import _scope
+    from kernelopt.service.auth import create_team
+    from kernelopt.worker.execute import _scope
 
     with _scope(wsettings) as s:
         return create_team(s, f"team-{uuid.uuid4().hex[:12]}").id

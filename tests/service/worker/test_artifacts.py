@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from storage.blobs import BlobStore
-from worker.artifacts import ARTIFACT_NAMES, MAX_SKIPPED_LISTED, collect, is_artifact_name
+from kernelopt.storage.blobs import BlobStore
+from kernelopt.worker.artifacts import ARTIFACT_NAMES, MAX_SKIPPED_LISTED, collect, is_artifact_name
 
 MiB = 1024 * 1024
 GiB = 1024 * MiB

@@ -18,7 +18,7 @@ CLIENT_VARS = {"KERNELOPT_URL", "KERNELOPT_API_KEY"}
 
 
 def setting_vars() -> set[str]:
-    from service.settings import Settings
+    from kernelopt.service.settings import Settings
 
     return {f"KERNELOPT_{name.upper()}" for name in Settings.model_fields}
 

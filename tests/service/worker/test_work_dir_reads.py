@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from worker.execute import MAX_EVENTS_CHUNK, _Monitor, open_work_file, ran_on_gpu
+from kernelopt.worker.execute import MAX_EVENTS_CHUNK, _Monitor, open_work_file, ran_on_gpu
 
 
 def _monitor(tmp_path: Path) -> _Monitor:

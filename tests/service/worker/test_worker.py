@@ -23,9 +23,9 @@ TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 # --------------------------------------------------------------------------- helpers
 
 def submit(settings, team_id: int, data: bytes, filename: str, options: dict | None = None) -> str:
-    from service import jobs
-    from storage.blobs import BlobStore
-    from worker.execute import _scope
+    from kernelopt.service import jobs
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.worker.execute import _scope
 
     with _scope(settings) as s:
         job, created = jobs.create_job(s, team_id, filename, data, options or {}, None, None, None,
@@ -39,7 +39,7 @@ def submit_file(settings, team_id: int, path: Path, options: dict | None = None)
 
 
 def enqueue(settings, job_id: str) -> None:
-    from worker.dispatch import CeleryDispatcher
+    from kernelopt.worker.dispatch import CeleryDispatcher
 
     d = CeleryDispatcher(settings)
     try:
@@ -49,8 +49,8 @@ def enqueue(settings, job_id: str) -> None:
 
 
 def load(settings, job_id: str):
-    from service import job_queries
-    from worker.execute import _scope
+    from kernelopt.service import job_queries
+    from kernelopt.worker.execute import _scope
 
     with _scope(settings) as s:
         return job_queries.load_job(s, job_id)
@@ -73,8 +73,8 @@ def wait_for(settings, job_id: str, statuses=TERMINAL, timeout: float = 90, seen
 
 
 def events(settings, job_id: str):
-    from service import job_queries
-    from worker.execute import _scope
+    from kernelopt.service import job_queries
+    from kernelopt.worker.execute import _scope
 
     with _scope(settings) as s:
         return job_queries.events_after(s, job_id, 0, limit=10000)
@@ -83,15 +83,15 @@ def events(settings, job_id: str):
 def artifacts(settings, job_id: str):
     from sqlalchemy import select
 
-    from storage.models import Artifact
-    from worker.execute import _scope
+    from kernelopt.storage.models import Artifact
+    from kernelopt.worker.execute import _scope
 
     with _scope(settings) as s:
         return list(s.scalars(select(Artifact).where(Artifact.job_id == job_id).order_by(Artifact.name)))
 
 
 def broker_empty(broker) -> bool:
-    from worker.celery_app import QUEUE
+    from kernelopt.worker.celery_app import QUEUE
 
     return broker.llen(QUEUE) == 0 and broker.hlen("unacked") == 0
 
@@ -111,7 +111,7 @@ def running_events(evs) -> list:
 # --------------------------------------------------------------------------- happy paths
 
 def test_kernel_job_runs_to_succeeded_with_artifacts(wsettings, team_id, start_worker, broker):
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
 
     start_worker()
     job_id = submit_file(wsettings, team_id, KERNEL, FAST)
@@ -229,8 +229,8 @@ def test_duplicated_message_runs_the_job_once(wsettings, team_id, start_worker, 
 
 
 def test_cancel_of_a_queued_job(wsettings, team_id, start_worker, broker):
-    from service import jobs
-    from worker.execute import _scope
+    from kernelopt.service import jobs
+    from kernelopt.worker.execute import _scope
 
     job_id = submit_file(wsettings, team_id, KERNEL, FAST)
     enqueue(wsettings, job_id)
@@ -249,8 +249,8 @@ def test_cancel_of_a_queued_job(wsettings, team_id, start_worker, broker):
 
 
 def test_cancel_of_a_running_job(wsettings, team_id, start_worker, broker):
-    from service import jobs
-    from worker.execute import _scope
+    from kernelopt.service import jobs
+    from kernelopt.worker.execute import _scope
 
     start_worker()
     job_id = submit_file(wsettings, team_id, KERNEL, FAST)
@@ -288,8 +288,8 @@ def test_queued_job_whose_message_was_lost_is_enqueued_again(wsettings, team_id,
     enqueue that failed after the job was stored) is found by the reaper and run."""
     from sqlalchemy import update
 
-    from storage.models import Job, utcnow
-    from worker.execute import _scope
+    from kernelopt.storage.models import Job, utcnow
+    from kernelopt.worker.execute import _scope
 
     job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")  # never enqueued
     with _scope(wsettings) as s:
@@ -303,10 +303,10 @@ def test_reaper_marks_crashed_after_max_attempts(wsettings, team_id):
     """A job whose workers keep dying is not re-queued forever."""
     from sqlalchemy import update
 
-    from service import jobs
-    from storage.models import Job, utcnow
-    from worker.execute import _scope
-    from worker.reaper import reap_once
+    from kernelopt.service import jobs
+    from kernelopt.storage.models import Job, utcnow
+    from kernelopt.worker.execute import _scope
+    from kernelopt.worker.reaper import reap_once
 
     job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
     enqueued: list[str] = []
@@ -327,11 +327,11 @@ def test_reaper_marks_crashed_after_max_attempts(wsettings, team_id):
 # --------------------------------------------------------------------------- embedded
 
 def test_embedded_dispatcher_runs_jobs_on_sqlite(tmp_path):
-    from service.auth import create_team
-    from service.settings import Settings
-    from storage.db import upgrade_database
-    from worker.dispatch import EmbeddedDispatcher, make_dispatcher
-    from worker.execute import _scope
+    from kernelopt.service.auth import create_team
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.db import upgrade_database
+    from kernelopt.worker.dispatch import EmbeddedDispatcher, make_dispatcher
+    from kernelopt.worker.execute import _scope
 
     settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "embedded",
                         heartbeat_interval_s=1, heartbeat_timeout_s=6, job_time_limit_s=240)
@@ -363,10 +363,10 @@ def test_a_job_killed_at_its_time_limit_without_a_gpu_records_no_speed(tmp_path)
     """A job stopped by its time limit without a GPU records no speed, whichever stopped it first:
     the engine's own budget (its result says so) or the worker's hard limit (the worker's result,
     made in worker/execute.py, is marked not measured too)."""
-    from service.auth import create_team
-    from service.settings import Settings
-    from storage.db import upgrade_database
-    from worker.execute import _scope, execute_job
+    from kernelopt.service.auth import create_team
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.db import upgrade_database
+    from kernelopt.worker.execute import _scope, execute_job
 
     settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "limit", job_time_limit_s=2)
     upgrade_database(settings.effective_database_url)
@@ -383,7 +383,7 @@ def test_a_job_killed_at_its_time_limit_without_a_gpu_records_no_speed(tmp_path)
 # --------------------------------------------------------------------------- configuration
 
 def test_celery_app_configuration(wsettings):
-    from worker.celery_app import QUEUE, TASK_NAME, make_celery
+    from kernelopt.worker.celery_app import QUEUE, TASK_NAME, make_celery
 
     app = make_celery(wsettings)
     conf = app.conf
@@ -393,7 +393,7 @@ def test_celery_app_configuration(wsettings):
 
 
 def test_make_dispatcher_picks_celery_with_a_broker(wsettings):
-    from worker.dispatch import CeleryDispatcher, make_dispatcher
+    from kernelopt.worker.dispatch import CeleryDispatcher, make_dispatcher
 
     d = make_dispatcher(wsettings)
     assert isinstance(d, CeleryDispatcher)
@@ -401,15 +401,15 @@ def test_make_dispatcher_picks_celery_with_a_broker(wsettings):
 
 
 def test_worker_command_pins_one_gpu_per_process():
-    from cli.worker import worker_specs
-    from worker.dispatch import detect_slots, select_gpus
+    from kernelopt.cli.worker import worker_specs
+    from kernelopt.worker.dispatch import detect_slots, select_gpus
 
     specs = worker_specs([{"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}])
     assert [s.env["CUDA_VISIBLE_DEVICES"] for s in specs] == ["0", "1"]
     assert [s.name for s in specs] == ["gpu0@%h", "gpu1@%h"]
     for s in specs:
         assert s.argv[s.argv.index("--concurrency") + 1] == "1"
-        assert s.argv[1:5] == ["-m", "celery", "-A", "worker.celery_app"]
+        assert s.argv[1:5] == ["-m", "celery", "-A", "kernelopt.worker.celery_app"]
     cpu = worker_specs([{}])
     assert cpu[0].name == "cpu@%h"
     # This machine has no GPU: "all" means one CPU slot; asking for a GPU is refused clearly.
@@ -465,8 +465,8 @@ def test_kernelopt_worker_command_supervises_and_stops_warm(wsettings, team_id, 
 
 def test_monitor_records_each_event_line_once(wsettings, team_id, tmp_path):
     """events.jsonl is tailed line by line: a half-written line waits, nothing is recorded twice."""
-    from service import jobs
-    from worker.execute import _Monitor, _scope
+    from kernelopt.service import jobs
+    from kernelopt.worker.execute import _Monitor, _scope
 
     job_id = submit(wsettings, team_id, UNIMPORTABLE, "broken_kernel.py")
     with _scope(wsettings) as s:

@@ -112,7 +112,7 @@ def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings
     final = [e for e in events(wsettings, job_id) if e.kind == "status"][-1]
     assert final.data["status"] == "succeeded" and final.id > note.id  # the note comes before the end
 
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
 
     passwd = hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest()
     assert not BlobStore(wsettings.blobs_dir).exists(passwd)
@@ -121,7 +121,7 @@ def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings
 
 
 def test_tampered_input_blob_fails_the_job_and_runs_nothing(wsettings, team_id, start_worker, broker):
-    from storage.blobs import BlobStore
+    from kernelopt.storage.blobs import BlobStore
 
     start_worker()
     job_id = submit(wsettings, team_id, UNIMPORTABLE + b"# " + uuid.uuid4().hex.encode() + b"\n", "k.py")
@@ -144,11 +144,11 @@ def test_heartbeat_continues_while_a_large_artifact_is_copied(tmp_path):
     """Embedded dispatcher on SQLite, heartbeat every 0.25 s, timeout 1.5 s: a 1 GiB (allowed) artifact
     takes seconds to copy (6.6 s on the 2-core CI box). The heartbeat advances during the copy and the
     reaper never takes the job away (the issue: it was re-queued three times and marked crashed)."""
-    from service.auth import create_team
-    from service.settings import Settings
-    from storage.db import upgrade_database
-    from worker.dispatch import EmbeddedDispatcher
-    from worker.execute import _scope
+    from kernelopt.service.auth import create_team
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.db import upgrade_database
+    from kernelopt.worker.dispatch import EmbeddedDispatcher
+    from kernelopt.worker.execute import _scope
 
     settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "embedded",
                         heartbeat_interval_s=0.25, heartbeat_timeout_s=1.5, max_job_attempts=3,
