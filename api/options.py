@@ -9,7 +9,8 @@ raised before anything is stored, so SQLite and PostgreSQL see exactly the same 
 The engine keeps its own type, `pipeline.options.JobOptions`: `to_engine()` converts into
 it, and its defaults are the only defaults (a field left out is left to the engine). The
 generator names come from the engine's registry (`search.registry.available()`), the
-precision names from `verify.precision.PrecisionPolicy`: nothing is listed twice.
+precision names from `verify.precision.PrecisionPolicy`, the dtypes from `verify.tolerance.Dtype`:
+nothing is listed twice.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.search import registry as generator_registry
 from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import DTYPES
 
 _ENGINE = JobOptions()  # the engine's defaults, shown in the schema; never re-stated here
-DTYPES = ("fp32", "bf16", "fp16")  # pipeline.options.JobOptions.__post_init__
 DEVICES = ("auto", "cuda", "interpreter")  # pipeline.options.JobOptions.device
 PRECISIONS = tuple(p.value for p in PrecisionPolicy)
 MAX_SEEDS = 16

@@ -8,10 +8,17 @@ import time
 from pathlib import Path
 
 from kernelopt import EXAMPLES
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import DTYPES, Dtype
 
+POLICIES = [p.value for p in PrecisionPolicy]
 # The embedded defaults (package data): the suite's level2/01 model, and a Triton row softmax.
 DEFAULT_MODEL_PROBLEM = EXAMPLES / "linear_bias_gelu.py"
 DEFAULT_KERNEL_PROBLEM = EXAMPLES / "row_softmax_kernel.py"
+
+
+DTYPE_HELP = ("cast the model and its inputs to this dtype (floating-point tensors only); Gates 2-3 then "
+              "compare with that dtype's tolerance (verify.tolerance)")
 
 
 def _print_event(event) -> None:
@@ -102,7 +109,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from kernelopt.pipeline.check import CheckRequest, run_check
 
-    result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, weights=args.weights))
+    result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, dtype=args.dtype,
+                                    weights=args.weights))
     print(json.dumps(result, indent=1) if args.json else result["summary"])
     return 0 if result["passed"] else 1
 
@@ -117,7 +125,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
-        precision=args.precision, gpus=args.gpus, only=args.only, resume=args.resume))
+        precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume))
     print(summary["text"])
     return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
 
@@ -130,7 +138,8 @@ def cmd_generators(args: argparse.Namespace) -> int:
         print(json.dumps(specs, indent=1))
     else:
         for s in specs:
-            print(f"{s['name']:14s} [{'/'.join(s['targets'])}; {'/'.join(s['policies'])}] {s['touches']}")
+            print(f"{s['name']:14s} [{'/'.join(s['targets'])}; {'/'.join(s['policies'])}; {'/'.join(s['dtypes'])}] "
+                  f"{s['touches']}")
     return 0
 
 
@@ -142,8 +151,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("problem", nargs="?", help="model file (KernelBench convention) or Triton kernel file; "
                    "default: an embedded problem")
     o.add_argument("--workdir", help="where artifacts go (default runs/<problem>)")
-    o.add_argument("--dtype", default="fp32", choices=["fp32", "bf16", "fp16"])
-    o.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    o.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES, help=DTYPE_HELP)
+    o.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
     o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
     o.add_argument("--generators", help="comma-separated candidate generators (`kernelopt generators` lists them; "
@@ -156,7 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="independently re-check an optimized_module.py on 5 fresh seeds")
     c.add_argument("optimized")
     c.add_argument("problem")
-    c.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    c.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
+    c.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES,
+                   help="the dtype the job ran in (the model, ModelNew and the inputs are cast to it)")
     c.add_argument("--weights", help="the safetensors file the job was given, if any")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_check)
@@ -165,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("directory")
     b.add_argument("--out", default="runs/bench")
     b.add_argument("--time-limit", type=float, default=900.0, help="per problem, seconds")
-    b.add_argument("--precision", default="strict", choices=["strict", "tf32"])
+    b.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
+    b.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES, help=DTYPE_HELP)
     b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
     b.add_argument("--only", default=None, help="comma-separated substrings: only problems whose path contains one")
     b.add_argument("--resume", action="store_true",

@@ -30,8 +30,8 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernelopt.compiled.module_parse import (TritonKernel, dotted, find_call, find_kernels, flatten_block, int_literal,
-                                   int_tuple, op_name)
+from kernelopt.compiled.module_parse import (TritonKernel, dotted, example_input_dtypes, find_call, find_kernels,
+                                   flatten_block, int_literal, int_tuple, op_name)
 
 ALLOC_FUNCS = {
     "empty_strided_cuda", "empty_strided_cpu", "empty_strided_xpu", "empty_strided_mtia",
@@ -142,6 +142,10 @@ def decompose(source: str) -> KernelGraph:
     builder = _CallWalker(kernels, find_cpp_kernels(tree))
     for stmt in flatten_block(call_fn.body):
         builder.statement(stmt)
+    for name, dtype in example_input_dtypes(tree).items():  # graph inputs: allocations say the others'
+        buf = builder.buffers.get(name)
+        if buf is not None and buf.is_graph_input and buf.dtype is None:
+            buf.dtype = dtype
     graph = KernelGraph(kernels=kernels, steps=builder.steps, buffers=builder.buffers,
                         graph_inputs=builder.inputs, graph_outputs=builder.outputs, fusible_groups=[])
     _link(graph)

@@ -69,6 +69,9 @@ class LibraryGroup:
     body: list[str] = field(default_factory=list)  # the statements run() executes (Inductor's own)
     anchor_in_body: int = -1  # index of the anchor statement in `body`
     param_shapes: dict = field(default_factory=dict)  # param -> [shape, stride] where call() states them
+    # param -> torch dtype name ("float32", "bfloat16") where the module states it (allocation, get_args()):
+    # a generator whose arithmetic is for one dtype declines the others (search.registry's `dtypes`)
+    param_dtypes: dict = field(default_factory=dict)
     reason: str = ""  # why the group cannot be re-stitched; "" when it can
 
     @property
@@ -406,6 +409,8 @@ def library_groups(source: str, graph: KernelGraph | None = None) -> list[Librar
             buf = graph.buffers.get(base[p])
             if p == base[p] and buf is not None and buf.shape is not None:
                 g.param_shapes[p] = [buf.shape, buf.stride]
+            if buf is not None and buf.dtype:
+                g.param_dtypes[p] = buf.dtype
     return groups
 
 

@@ -291,6 +291,24 @@ def flatten_block(stmts: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield s
 
 
+def example_input_dtypes(tree: ast.Module) -> dict[str, str]:
+    """{graph input name: torch dtype name} from the module's `get_args()`.
+
+    Inductor writes `argN_M = rand_strided(shape, stride, device=..., dtype=torch.float32)`
+    there for every argument of `call()`: the one place the source states their dtypes
+    (`assert_size_stride` gives shapes and strides only).
+    """
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_args"), None)
+    found: dict[str, str] = {}
+    for node in ast.walk(fn) if fn is not None else ():
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and (dotted(node.value.func) or "").endswith("rand_strided")):
+            dtype = next((k.value for k in node.value.keywords if k.arg == "dtype"), None)
+            if dtype is not None:
+                found[node.targets[0].id] = (dotted(dtype) or "").removeprefix("torch.")
+    return found
+
+
 def int_literal(node: ast.AST) -> int | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value

@@ -192,7 +192,10 @@ def output_leaves(out: Any) -> list:
 
 
 def dtype_from_name(name: str):
+    """The torch dtype of a job's dtype name (verify.tolerance.Dtype, or torch's own name)."""
     import torch
+
+    name = getattr(name, "value", name)  # a Dtype member: its value (a str enum hashes by its member name)
 
     table = {"fp32": torch.float32, "float32": torch.float32, "bf16": torch.bfloat16,
              "bfloat16": torch.bfloat16, "fp16": torch.float16, "float16": torch.float16,

@@ -2,8 +2,11 @@
 
 Each problem runs as its own job in its own child process (pinned to one GPU
 with CUDA_VISIBLE_DEVICES, killed with everything it started at the time
-limit), so N GPUs run N problems at once. Optimized results are re-checked
-independently on fresh seeds (`kernelopt check`). The report gives per-level
+limit), so N GPUs run N problems at once. Every job of a run has one dtype and one
+precision policy, which bench.json and bench.md state (a speedup means little
+without them; benchmarks/compare_runs.py puts two runs side by side). Optimized
+results are re-checked independently on fresh seeds (`kernelopt check`), in the
+run's dtype and policy. The report gives per-level
 geometric-mean speedups over the problems whose speed was measured (unsolved
 ones count as 1.0; failed ones, and every problem on a machine without a GPU,
 are counted apart as not measured), outcome
@@ -26,6 +29,8 @@ from typing import Optional
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.errors import InputError
 from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 
 @dataclass
@@ -33,10 +38,45 @@ class BenchOptions:
     problems_dir: str
     out_dir: str = "runs/bench"
     time_limit_s: float = 900.0
-    precision: str = "strict"
+    precision: str = "strict"  # a verify.precision.PrecisionPolicy value
+    dtype: str = "fp32"  # a verify.tolerance.Dtype value: the models and inputs are cast to it
     gpus: Optional[int] = None
     only: Optional[str] = None
     resume: bool = False  # keep the rows of an earlier (stopped) run in out_dir; run only the others
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What every job of one bench run shares and its numbers depend on: the dtype and the policy."""
+
+    dtype: str = Dtype.FP32.value
+    precision: str = PrecisionPolicy.STRICT.value
+
+    def __post_init__(self) -> None:  # the one definition of each (ValueError naming the bad value)
+        object.__setattr__(self, "dtype", Dtype.parse(self.dtype).value)
+        object.__setattr__(self, "precision", PrecisionPolicy.parse(self.precision).value)
+
+    @classmethod
+    def of(cls, opts: BenchOptions) -> "RunSettings":
+        try:
+            return cls(opts.dtype, opts.precision)
+        except ValueError as exc:
+            raise InputError(str(exc)) from None
+
+    @classmethod
+    def of_summary(cls, summary: dict) -> "RunSettings":
+        """A bench.json's settings. Runs written before bench.json stated them were fp32 (bench had no
+        --dtype), and their policy is the one their jobs recorded."""
+        precision = summary.get("precision")
+        if precision is None:
+            policies = {(r.get("result") or {}).get("precision") for r in summary.get("rows") or []} - {None}
+            if len(policies) > 1:
+                raise ValueError(f"the run mixes precision policies {sorted(policies)}")
+            precision = policies.pop() if policies else PrecisionPolicy.STRICT.value
+        return cls(summary.get("dtype") or Dtype.FP32.value, precision)
+
+    def label(self) -> str:
+        return f"dtype {self.dtype}, precision {self.precision}"
 
 
 @dataclass
@@ -45,6 +85,7 @@ class BenchJob:
     workdir: str
     precision: str
     budget_s: float
+    dtype: str = "fp32"
 
 
 CHECK_TIME_LIMIT_S = 600.0
@@ -56,25 +97,26 @@ def _bench_job(job: BenchJob) -> dict:
     from kernelopt.pipeline.options import JobOptions
 
     t0 = time.monotonic()
-    result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, time_budget_s=job.budget_s))
+    result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, dtype=job.dtype,
+                                                               time_budget_s=job.budget_s))
     return {"result": result.to_dict(), "wall_s": time.monotonic() - t0}
 
 
 def _check(arg: tuple) -> dict:
     from kernelopt.pipeline.check import CheckRequest, run_check
 
-    workdir, problem, precision = arg
+    workdir, problem, precision, dtype = arg
     try:
         return run_check(CheckRequest(str(Path(workdir) / "optimized_module.py"), str(problem),
-                                      precision=precision), timeout_s=CHECK_TIME_LIMIT_S)
+                                      precision=precision, dtype=dtype), timeout_s=CHECK_TIME_LIMIT_S)
     except InputError as exc:  # CheckError included: a result that cannot be re-checked is not a pass
         return {"passed": False, "summary": f"FAIL: {exc}"}
 
 
-def _check_in_child(workdir: Path, problem: Path, precision: str, env: dict) -> dict:
+def _check_in_child(workdir: Path, problem: Path, precision: str, dtype: str, env: dict) -> dict:
     try:
         # The bench's check orchestrates (its own children are sandboxed): a trusted child.
-        return run_in_child(_check, (str(workdir), str(problem), precision), timeout_s=CHECK_TIME_LIMIT_S + 30,
+        return run_in_child(_check, (str(workdir), str(problem), precision, dtype), timeout_s=CHECK_TIME_LIMIT_S + 30,
                             env=env, trusted=True, scratch=workdir)
     except ChildError as exc:
         return {"passed": False, "summary": f"FAIL: the check could not run: {exc}"}
@@ -111,11 +153,12 @@ def run_bench(opts: BenchOptions) -> dict:
     problems, root = find_problems(opts.problems_dir, opts.only)
     if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():
         raise InputError(f"--out {opts.out_dir} is a file, not a directory")
+    run = RunSettings.of(opts)
+    out = Path(opts.out_dir).resolve()
+    rows, earlier_wall_s = _earlier_rows(out, run) if opts.resume else ([], 0.0)
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
-    out = Path(opts.out_dir).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    rows, earlier_wall_s = _earlier_rows(out) if opts.resume else ([], 0.0)
     done = {r["problem"] for r in rows}
     todo: "queue.Queue[Path]" = queue.Queue()
     for p in problems:
@@ -135,8 +178,9 @@ def run_bench(opts: BenchOptions) -> dict:
             env = {"CUDA_VISIBLE_DEVICES": str(gpu)} if info.cuda else {"TRITON_INTERPRET": "1"}
             t0 = time.monotonic()
             try:
-                row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), opts.precision,
-                                                        opts.time_limit_s - 30), timeout_s=opts.time_limit_s, env=env,
+                row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), run.precision,
+                                                        opts.time_limit_s - 30, run.dtype),
+                                   timeout_s=opts.time_limit_s, env=env,
                                    trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
             except ChildError as exc:
                 row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
@@ -146,12 +190,12 @@ def run_bench(opts: BenchOptions) -> dict:
                        wall_s=round(time.monotonic() - t0, 1))
             if row["result"]["outcome"] == "optimized":
                 # Not counted in the job's wall time or limit: the check is the bench's, not the job's.
-                row["check"] = _check_in_child(workdir, p, opts.precision, env)
+                row["check"] = _check_in_child(workdir, p, run.precision, run.dtype, env)
             row.update(_details(workdir))
             with lock:
                 rows.append(row)
                 # The report so far, after every problem: a bench stopped early keeps what it measured.
-                _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info)
+                _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info, run)
                 print(f"[gpu {gpu}] {row['problem']}: {row['result']['outcome']} "
                       f"{row['result'].get('speedup') or ''} — {row['result']['cause'][:120]} "
                       f"({row['wall_s']:.0f} s)", flush=True)
@@ -161,24 +205,35 @@ def run_bench(opts: BenchOptions) -> dict:
         t.start()
     for t in threads:
         t.join()
-    summary = _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info)
+    summary = _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info, run)
     _plot(summary["rows"], out / "speedups.png")
     return summary
 
 
-def _write_summary(out: Path, rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
-    summary = summarize(sorted(rows, key=lambda r: r["problem"]), wall_s, n_gpus, info)
+def _write_summary(out: Path, rows: list[dict], wall_s: float, n_gpus: int, info, run: "RunSettings") -> dict:
+    summary = summarize(sorted(rows, key=lambda r: r["problem"]), wall_s, n_gpus, info, run)
     (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
     (out / "bench.md").write_text(summary["text"])
     return summary
 
 
-def _earlier_rows(out: Path) -> tuple[list[dict], float]:
-    """The finished rows and wall time of an earlier run into `out`, if any."""
+def _earlier_rows(out: Path, run: "RunSettings") -> tuple[list[dict], float]:
+    """The finished rows and wall time of an earlier run into `out`, if any.
+
+    An earlier run in another dtype or policy is refused (InputError): its rows
+    would be reported, and geomeaned, as if they were this run's.
+    """
     try:
         earlier = json.loads((out / "bench.json").read_text())
     except (OSError, ValueError):
         return [], 0.0
+    try:
+        before = RunSettings.of_summary(earlier)
+    except ValueError as exc:
+        raise InputError(f"--resume: the run in {out} cannot be resumed: {exc}") from None
+    if before != run:
+        raise InputError(f"--resume: the run in {out} is {before.label()}, this one {run.label()}; "
+                         "resume it with the same --dtype and --precision, or use another --out")
     return list(earlier.get("rows") or []), float(earlier.get("wall_min") or 0.0) * 60
 
 
@@ -212,7 +267,8 @@ def _geomean_measured(rows: list[dict]) -> Optional[float]:
     return _geomean(values) if values else None
 
 
-def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
+def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional["RunSettings"] = None) -> dict:
+    run = run or RunSettings()
     levels = sorted({r["level"] for r in rows})
     geo = {lv: _geomean_measured([r for r in rows if r["level"] == lv]) for lv in levels}
     geo["all"] = _geomean_measured(rows)
@@ -227,6 +283,8 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
     walls = [r["wall_s"] for r in rows]
     median_wall = statistics.median(walls) / 60 if walls else 0.0
     lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
+             "", f"Run: {run.label()} (every job cast to {run.dtype}; Gates 2-3 tolerances and Gate 3's "
+             f"policy as verify.tolerance sets them; docs/architecture.md, Gates).",
              "", f"Wall time {wall_s / 60:.1f} min; median per problem {median_wall:.2f} min "
              f"(compile included); GPU-minutes {sum(walls) / 60:.1f}.", "",
              _geomean_text(geo, rows, not_measured_rows), "",
@@ -245,7 +303,8 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info) -> dict:
         lines.append(f"| {r['problem']} | {res['outcome']} | {'not measured' if speed is None else f'{speed:.3f}'} | "
                      f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
                      f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {res['cause'][:90]} |")
-    return {"rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
+    return {"dtype": run.dtype, "precision": run.precision, "device": info.name, "torch": info.torch_version,
+            "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
             "not_measured": len(not_measured_rows),
             "median_wall_min": statistics.median(walls) / 60 if walls else None,

@@ -2,7 +2,8 @@
 
 Loads `optimized_module.py` as a user would (its `ModelNew`), builds `Model`
 and `ModelNew` from the same seed, and compares them with Gate 3's rule on
-seeds the job never saw. Runs in a child process.
+seeds the job never saw, in the job's dtype (models and inputs cast as the job
+cast them: load.problem) with that dtype's tolerance. Runs in a child process.
 """
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 CHECK_SEEDS = [7001, 7002, 7003, 7004, 7005]
 
@@ -23,7 +26,7 @@ class CheckRequest:
     problem_path: str
     precision: str = "strict"
     seeds: list[int] = field(default_factory=lambda: list(CHECK_SEEDS))
-    dtype: str = "fp32"
+    dtype: str = "fp32"  # a verify.tolerance.Dtype value: the dtype the job ran in
     weights: str | None = None  # the job's weights (safetensors), when it had any
 
 
@@ -99,6 +102,12 @@ def _compare(req: CheckRequest) -> dict:
         if not callable(getattr(optimized, "launch", None)):
             raise _CannotCompare(f"{opt_name} has no launch(): it is not the optimized module of a kernel file "
                                  f"(and {prob_name} is a kernel file)")
+        if device == "cpu":  # the Triton interpreter: it may not compute faithfully in this dtype
+            from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
+
+            why = interpreter_cannot_run(InterpreterProbe(req.problem_path, req.dtype))
+            if why:
+                raise _CannotCompare(f"cannot check {prob_name}'s kernel here: {why}")
         run_ref = lambda xs: output_leaves(problem.reference(*xs))  # noqa: E731
         run_new = lambda xs: output_leaves(optimized.launch(*xs))  # noqa: E731
         run_64 = run_ref
@@ -120,14 +129,14 @@ def _compare(req: CheckRequest) -> dict:
             except Exception as exc:  # nothing to compare: another problem's module, or a broken one
                 raise _CannotCompare(f"{opt_name} does not run on {prob_name}'s inputs (seed {seed}): "
                                      f"{_one_line(exc)}") from None
-            result = check_model(r32, o32, lambda: run_64(x64), req.precision)
+            result = check_model(r32, o32, lambda: run_64(x64), req.precision, dtype=req.dtype)
         per_seed.append({"seed": seed, "passed": result.passed, "message": result.message,
                          "metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool))
                                      or v is None}})
     passed = all(s["passed"] for s in per_seed)
-    return {"passed": passed, "seeds": per_seed, "precision": req.precision,
+    return {"passed": passed, "seeds": per_seed, "precision": req.precision, "dtype": req.dtype,
             "summary": f"{'PASS' if passed else 'FAIL'}: {sum(s['passed'] for s in per_seed)}/{len(per_seed)} "
-                       f"fresh seeds pass Gate 3 ({req.precision})"
+                       f"fresh seeds pass Gate 3 ({req.precision}, {req.dtype})"
                        + "".join(f"\n  seed {s['seed']}: {s['message']}" for s in per_seed if not s["passed"])}
 
 
@@ -141,6 +150,11 @@ def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
     from kernelopt.load.problem import ProblemError, parse_python, problem_kind
     from kernelopt.pipeline.device import probe_device
 
+    try:
+        req = dataclasses.replace(req, dtype=Dtype.parse(req.dtype).value,
+                                  precision=PrecisionPolicy.parse(req.precision).value)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
     require_file(req.optimized_path, "optimized module")
     require_file(req.problem_path, "problem file")
     if req.weights is not None:

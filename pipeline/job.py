@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 from kernelopt.agents.memory import EXPERIENCE_FILE, ExperienceMemory
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, job_sandbox, run_in_child
 from kernelopt.compiled.graph import WEIGHTS_FILE
+from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
 from kernelopt.load.problem import ProblemError, UnsupportedGraph, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from kernelopt.pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
@@ -25,6 +26,7 @@ from kernelopt.pipeline.errors import InputError, require_file
 from kernelopt.pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
                               JobEvent, JobOptions, JobResult)
 from kernelopt.pipeline.report import JsonLines, render_markdown, to_jsonable, write_json, write_safely
+from kernelopt.verify.tolerance import Dtype
 
 
 class JobCancelled(Exception):
@@ -231,7 +233,7 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         result.not_measured(NO_GPU_TIMING)  # interpreter times say nothing about a GPU
     elif result.outcome == "failed":
         result.not_measured(NO_TIMING_FAILED)
-    result.precision = options.precision
+    result.precision, result.dtype = options.precision, options.dtype
     result.stage_seconds = dict(ctx.stage_seconds)
     agents = ctx.agents_report()
     if agents is not None:
@@ -278,6 +280,12 @@ def _run(ctx: JobContext) -> JobResult:
         if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
             ctx.setup_session.close()
             ctx.setup_session = ctx.session(env)
+            # bf16 arithmetic on the interpreter can be silently wrong (load.interpreter): say so, not "incorrect"
+            why = None if Dtype.parse(ctx.options.dtype) is Dtype.FP32 else ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
+                            limit_s=300, what=f"running the kernel on the Triton interpreter in {ctx.options.dtype}",
+                            session=ctx.setup_session)
+            if why:
+                raise JobFallback("no-gpu", f"{why}. Nothing was searched: the original kernel is kept.")
         load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
                                                                ctx.weights),
                                      limit_s=300, what="loading the problem", session=ctx.setup_session)

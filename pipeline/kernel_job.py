@@ -21,7 +21,7 @@ from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
-from kernelopt.search.registry import make_kernel_file_generator
+from kernelopt.search.registry import applicable, make_kernel_file_generator
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.precision import PrecisionPolicy, reduced_precision_markers, strict_verdict
@@ -49,9 +49,11 @@ def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
     from kernelopt.profiling.timing import bench_interleaved
 
     from kernelopt.verify.gate2_kernel import check_kernel_outputs
+    from kernelopt.verify.tolerance import gate2_tolerance
 
     c = batch.context
     dtype = dtype_from_name(c.dtype)
+    tol = gate2_tolerance(c.dtype)
     original = import_problem(c.problem_path, module_name="kernelopt_kfile_original")
     inputs_by_seed = {s: make_inputs(original, s, c.device, dtype) for s in c.seeds}
     attempts, passing = [], {}
@@ -64,7 +66,8 @@ def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
             attempts.append(Attempt(cand, False, "gate1", f"{type(exc).__name__}: {exc}"[:2000]))
             continue
         with _no_grad():
-            g2 = check_kernel_outputs(mod.launch, original.launch, inputs_by_seed.__getitem__, c.seeds)
+            g2 = check_kernel_outputs(mod.launch, original.launch, inputs_by_seed.__getitem__, c.seeds,
+                                      rtol=tol.rtol, atol=tol.atol)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue
@@ -110,7 +113,8 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
     dtype = dtype_from_name(req.dtype)
     emulated: dict[str, str] = {}
     if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:  # the same verdict as a model's Gate 3
-        reason, emulated = strict_verdict({"the candidate": req.candidate_source}, Path(req.problem_path).read_text())
+        reason, emulated = strict_verdict({"the candidate": req.candidate_source}, Path(req.problem_path).read_text(),
+                                         req.dtype)
         if reason:
             return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None), None
     original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")
@@ -123,7 +127,7 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
             o32 = output_leaves(cand.launch(*_clone(xs)))
             x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
             result = check_model(r32, o32, lambda: output_leaves(original.reference(*x64)), req.precision,
-                                 rho_max=req.rho_max, require_float64=bool(emulated))
+                                 rho_max=req.rho_max, require_float64=bool(emulated), dtype=req.dtype)
         result.metrics["seed"] = seed
         if not result.passed:
             return result, None
@@ -151,13 +155,13 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     write_safely(ctx.workdir / "baseline_module.py", original)
     write_safely(ctx.workdir / "optimized_module.py", original)
     target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
-                          precision=opts.precision)
+                          precision=opts.precision, dtype=opts.dtype)
     generators, reasons = [], []
     for name in opts.generators:
         gen = make_kernel_file_generator(name)
         if gen is not None:
             ctx.attach(gen)  # an agent generator: transcripts, memory, settings, AVOID list (before `applicable`)
-        reason = "it does not apply to kernel files" if gen is None else gen.applicable(target)
+        reason = "it does not apply to kernel files" if gen is None else applicable(gen, target)
         if reason:
             reasons.append(f"{name}: {reason}")
             continue
@@ -216,4 +220,4 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
     return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
-                     reduced_precision=bool(reduced_precision_markers(best.candidate.source)), **times)
+                     reduced_precision=bool(reduced_precision_markers(best.candidate.source, opts.dtype)), **times)

@@ -18,7 +18,7 @@ from kernelopt.profiling.strategy import apply_ncu, fallback_cause, plan_groups,
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
-from kernelopt.search.registry import make_generator
+from kernelopt.search.registry import applicable, make_generator
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.precision import deployed_reduced_precision, reduced_precision_markers
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
@@ -81,7 +81,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
             apply_ncu(decisions, ncu.kernels)
         ctx.report["targets"] = decisions
     # Inductor's own code may already compute in reduced precision (e.g. a TF32 template).
-    base_markers = reduced_precision_markers(Path(cg.module_path).read_text())
+    base_markers = reduced_precision_markers(Path(cg.module_path).read_text(), opts.dtype)  # vs the job's dtype
     ctx.report["baseline_reduced_precision"] = base_markers
     baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
                            noise_pct=prof.noise_pct, reduced_precision=bool(base_markers))
@@ -104,8 +104,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                          speedup=1.0, **baseline_result)
     if not faster:
         n = sum(s["passed"] for s in summaries)
+        declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
+        why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
         return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none fast enough "
-                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl)",
+                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl){why}",
                          speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
@@ -187,10 +189,12 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
                 target.profile["ncu"] = d.ncu
             target.profile.update({k: v for k, v in (("tier", d.tier), ("roofline_fraction", d.roofline_fraction),
                                                     ("roofline_ceiling", d.roofline_ceiling)) if v is not None})
-        usable = [g for g in generators if g.applicable(target) is None]
+        target.dtype = opts.dtype
+        usable = [g for g in generators if applicable(g, target) is None]
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
-                              "stopped_reason": "; ".join(filter(None, (g.applicable(target) for g in generators)))})
+                              "declined": True,  # no generator applies (e.g. gemm_fp32 on a bf16 GEMM)
+                              "stopped_reason": "; ".join(filter(None, (applicable(g, target) for g in generators)))})
             continue
         config = ctx.search_config(len(usable))  # at least one chain per generator that applies to this kernel
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
@@ -276,7 +280,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
         _write_artifacts(ctx, cg, graph, replacements)
-        markers = deployed_reduced_precision(replacements)
+        markers = deployed_reduced_precision(replacements, opts.dtype)
         ctx.report["deployed_reduced_precision"] = markers
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),

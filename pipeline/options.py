@@ -6,13 +6,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
 from kernelopt.verify.precision import PrecisionPolicy
+from kernelopt.verify.tolerance import Dtype
 
 OUTCOMES = ("optimized", "matched", "fallback", "failed")
 
 
 @dataclass
 class JobOptions:
-    dtype: str = "fp32"  # fp32 | bf16 | fp16
+    dtype: str = "fp32"  # a verify.tolerance.Dtype value: fp32 | bf16 | fp16
     precision: str = "strict"  # strict | tf32 (docs/architecture.md, Precision policies)
     time_budget_s: float = 900.0  # whole job, compile included
     generators: list[str] = field(default_factory=lambda: ["launch_config", "gemm_fp32"])  # search.registry
@@ -35,8 +36,7 @@ class JobOptions:
     def __post_init__(self) -> None:
         # the one definition of the policies (docs/architecture.md, Precision policies)
         PrecisionPolicy.parse(self.precision)
-        if self.dtype not in ("fp32", "bf16", "fp16"):
-            raise ValueError(f"dtype must be fp32, bf16 or fp16, got {self.dtype!r}")
+        self.dtype = Dtype.parse(self.dtype).value  # the one definition of the dtypes (and their tolerances)
         if self.gamma < 1.0:
             raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
         if self.time_budget_s <= 0:
@@ -106,6 +106,7 @@ class JobResult:
     optimized_ms: Optional[float] = None
     noise_pct: Optional[float] = None
     precision: str = "strict"
+    dtype: str = "fp32"  # the job's dtype: a result means little without it (nor without its policy)
     reduced_precision: bool = False
     artifacts: list[str] = field(default_factory=list)  # file names in the job's workdir
     stage_seconds: dict[str, float] = field(default_factory=dict)

@@ -169,6 +169,15 @@ def emulation_line(e: dict) -> str:
             f"Gate 3 ρ (error vs float64 over the baseline's) {rho_text}, policy `{e.get('policy')}`")
 
 
+def dtype_line(dtype: str) -> str:
+    """The job's dtype and the tolerances it was judged by (a result means little without them)."""
+    from kernelopt.verify.tolerance import gate2_tolerance, gate3_tolerance
+
+    g2, g3 = gate2_tolerance(dtype), gate3_tolerance(dtype)
+    return (f"- Dtype: `{dtype}` (model and inputs cast to it); Gate 2 {g2.text()}, Gate 3 {g3.text()} "
+            f"({g3.source})")
+
+
 def render_markdown(report: dict) -> str:
     r = report["result"]
     lines = [
@@ -181,6 +190,7 @@ def render_markdown(report: dict) -> str:
     if ctx:
         lines.append("- For context: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ctx.items()))
     lines += [
+        dtype_line(r.get("dtype") or "fp32"),
         f"- Precision policy: `{r['precision']}`; deployed code computes in reduced precision: "
         f"{'yes' if r['reduced_precision'] else 'no'}",
     ]

@@ -172,8 +172,10 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     """
     notes: list[str] = []
     usable = []
+    from kernelopt.search.registry import applicable
+
     for g in generators:
-        reason = g.applicable(target)
+        reason = applicable(g, target)
         if reason is None:
             usable.append(g)
         else:

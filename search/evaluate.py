@@ -128,8 +128,10 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     from kernelopt.profiling.timing import bench_interleaved
     from kernelopt.verify.gate1_static import check_static
     from kernelopt.verify.gate2_kernel import check_kernel
+    from kernelopt.verify.tolerance import gate2_tolerance
 
     state = _state(batch.context)
+    tol = gate2_tolerance(batch.context.dtype)  # the job's dtype decides, not the kernel's buffers
     attempts: list[Attempt] = []
     passing: dict[str, Any] = {}
     for cand in batch.candidates:
@@ -137,7 +139,8 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
-        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, arg_names=batch.context.target.arg_names,
+        g2 = check_kernel(cand.source, state.ios, reference=state.baseline, rtol=tol.rtol, atol=tol.atol,
+                          arg_names=batch.context.target.arg_names,
                           name=cand.target, loader=state.load, device=state.device if state.offloaded else None)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))

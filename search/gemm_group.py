@@ -167,7 +167,19 @@ class GemmFp32Generator:
         call = _anchor_call(group)
         if call is None or not (ast.unparse(call.func)).startswith("extern_kernels."):
             return "the group's GEMM is not an extern_kernels call"
-        return None
+        return self._dtype_reason(group, target)
+
+    def _dtype_reason(self, group: LibraryGroup, target: KernelTarget) -> Optional[str]:
+        """Every construction is fp32 arithmetic (TF32 hi/lo splits of fp32 words): fp32 groups only."""
+        from kernelopt.search.registry import dtype_reason
+
+        if not group.param_dtypes:
+            return "the output module does not state the dtypes of the group's buffers (gemm_fp32 is for fp32 only)"
+        reason = dtype_reason(self.name, target.data_dtypes())
+        if reason is None:
+            return None
+        stated = ", ".join(f"{p} {d}" for p, d in group.param_dtypes.items())
+        return f"{reason} (the group's buffers: {stated})"
 
     def methods(self, target: KernelTarget) -> list[str]:
         fp32 = list(FP32_CONSTRUCTIONS)

@@ -56,10 +56,23 @@ class KernelTarget:
     # `source` is the group's reference module (Inductor's own statements).
     group: dict = field(default_factory=dict)
     precision: str = "strict"  # the job's precision policy: what a generator may propose
+    dtype: str = "fp32"  # the job's dtype (verify.tolerance.Dtype value): models and inputs were cast to it
 
     @property
     def is_group(self) -> bool:
         return bool(self.group)
+
+    def data_dtypes(self) -> set[str]:
+        """The floating-point dtypes the target computes on: the job's, and those its group's buffers are
+        stated in (Dtype values; another float dtype under torch's name, e.g. "float64")."""
+        from kernelopt.verify.tolerance import Dtype
+
+        found = {self.dtype}
+        for name in (self.group.get("param_dtypes") or {}).values():
+            if "float" in name or name in ("half", "double"):  # integer/bool buffers (indices) carry no arithmetic
+                known = Dtype.of_torch_name(name)
+                found.add(known.value if known else name)
+        return found
 
 
 @dataclass

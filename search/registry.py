@@ -1,16 +1,20 @@
 """Candidate generators by name: the job's `generators` option picks from here.
 
-One table, `GENERATORS`, says what each generator touches and under which
-precision policies it may propose: the search asks `applicable(target)` of
-every generator the job names (nothing else routes targets to generators), and
-`kernelopt generators` prints this table.
+One table, `GENERATORS`, says what each generator touches, under which
+precision policies it may propose, and for which data dtypes its candidates
+are made: the search asks `applicable(generator, target)` here for every
+generator the job names (the declared dtypes first, then the generator's own
+test; nothing else routes targets to generators), and `kernelopt generators`
+prints this table.
 """
 from __future__ import annotations
 
 import importlib
 from dataclasses import asdict, dataclass
+from typing import Iterable, Optional
 
-from kernelopt.search.generator import CandidateGenerator
+from kernelopt.search.generator import CandidateGenerator, KernelTarget
+from kernelopt.verify.tolerance import DTYPES, Dtype
 
 
 @dataclass(frozen=True)
@@ -22,6 +26,9 @@ class GeneratorSpec:
     targets: tuple[str, ...]
     touches: str  # one line: what it may replace
     policies: tuple[str, ...]  # precision policies under which it proposes candidates
+    # the data dtypes (verify.tolerance.Dtype values) its candidates are made for; a target computing
+    # in any other dtype (the job's, or a group's buffers') is declined with the reason
+    dtypes: tuple[str, ...] = DTYPES
     default: bool = True  # in the job's default generator list
 
     def to_dict(self) -> dict:
@@ -36,7 +43,10 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
     GeneratorSpec("gemm_fp32", "kernelopt.search.gemm_group:GemmFp32Generator", ("group",),
                   "library groups extern_kernels.mm/addmm/bmm/baddbmm + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
-                  "plain TF32 too under 'tf32'", ("strict", "tf32")),
+                  "plain TF32 too under 'tf32'", ("strict", "tf32"),
+                  # its constructions split fp32 words by bit masks (TF32 hi/lo) and emulate fp32
+                  # accuracy: bf16/fp16 GEMMs already run on tensor cores in cuBLAS
+                  dtypes=(Dtype.FP32.value,)),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",
@@ -66,6 +76,23 @@ def make_kernel_file_generator(name: str) -> CandidateGenerator | None:
     return getattr(importlib.import_module(module), cls)()
 
 
+def dtype_reason(name: str, dtypes: Iterable[str]) -> Optional[str]:
+    """Why generator `name` declines data in `dtypes` (None when it declares them all, or is not listed)."""
+    spec = GENERATORS.get(name)
+    other = sorted(set(dtypes) - set(spec.dtypes)) if spec is not None else []
+    if spec is None or not other:
+        return None
+    return f"{name} is made for {'/'.join(spec.dtypes)} data only; this target computes in {', '.join(other)}"
+
+
+def applicable(gen: CandidateGenerator, target: KernelTarget) -> Optional[str]:
+    """None if `gen` may work on `target`, else why not: its declared dtypes, then its own test.
+
+    A generator not in the table (a test's) is asked its own test only.
+    """
+    return dtype_reason(gen.name, target.data_dtypes()) or gen.applicable(target)
+
+
 def available() -> list[str]:
     return list(GENERATORS)
 
@@ -75,5 +102,5 @@ def default_generators() -> list[str]:
 
 
 def describe() -> list[dict]:
-    """One entry per generator: name, targets, what it touches, policies."""
+    """One entry per generator: name, targets, what it touches, policies, dtypes."""
     return [s.to_dict() for s in GENERATORS.values()]

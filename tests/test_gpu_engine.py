@@ -161,3 +161,35 @@ def test_nsight_compute_profiles_a_kernel_in_the_sandbox(captures):
     assert res.available, res.note
     k = res.kernels[kernel]
     assert 0 < k["memory_sol_pct"] <= 100 and 0 < k["duration_ms"] and k["registers"] > 0, k
+
+
+def test_a_bf16_job_casts_the_model_declines_fp32_only_generators_and_checks_in_bf16(tmp_path):
+    """Issue 8, item 5: a suite problem whose time is a cuBLAS GEMM, run in bf16 (not yet run on a GPU)."""
+    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
+
+    problem = Path(__file__).resolve().parent.parent / "benchmarks" / "problems" / "level2" / "01_linear_bias_gelu.py"
+    result = run_job(str(problem), tmp_path, JobOptions(dtype="bf16", time_budget_s=400))
+    assert result.outcome in ("optimized", "matched", "fallback"), result
+    assert (result.dtype, result.precision) == ("bf16", "strict")
+    capture = json.loads((tmp_path / "capture.json").read_text())
+    assert {a["dtype"] for a in capture["args"]} == {"bfloat16"}  # weights and input cast as optimize casts them
+    report = json.loads((tmp_path / "report.json").read_text())
+    if report.get("search"):  # the GEMM group was searched: the fp32 emulation declined it, saying why
+        assert "gemm_fp32 is made for fp32 data only" in json.dumps(report["search"])
+        if result.cause.startswith("no-faster-candidate"):
+            assert "no generator applies to" in result.cause, result.cause
+    check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(problem), dtype="bf16"))
+    assert check["passed"] and check["dtype"] == "bf16", check["summary"]
+    assert {s["metrics"]["rtol"] for s in check["seeds"]} == {1e-2}
+
+
+def test_a_bf16_kernel_file_runs_on_the_gpu_not_the_interpreter(tmp_path):
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
+
+    kernel = Path(__file__).resolve().parent.parent / "benchmarks" / "kernels" / "add_relu_kernel.py"
+    result = run_job(str(kernel), tmp_path, JobOptions(dtype="bf16", time_budget_s=300))
+    assert result.outcome in ("optimized", "matched", "fallback") and not result.cause.startswith("no-gpu"), result
+    assert result.dtype == "bf16" and result.timing == "measured"

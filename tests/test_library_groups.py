@@ -157,7 +157,8 @@ def test_cli_lists_the_generators(capsys):
     out = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in out]
     assert names[:2] == ["launch_config", "gemm_fp32"] and set(names) == {"launch_config", "gemm_fp32", "llm"}
-    assert "[group; strict/tf32]" in out[1]
+    # targets; policies; the data dtypes it is made for (search.registry's `dtypes`)
+    assert "[group; strict/tf32; fp32]" in out[1] and "[kernel/kernel-file; strict/tf32; fp32/bf16/fp16]" in out[0]
 
 
 def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():

@@ -6,7 +6,8 @@ of the arguments (verify.guarded), its pure outputs poisoned first. Then:
   - no element outside any argument was written (guard bands intact);
   - every argument the reference did not write is bit-identical to before;
   - every written argument is allclose(rtol, atol) to the reference, NaN where
-    the reference has NaN; integers and bools exactly.
+    the reference has NaN; integers and bools exactly. The tolerance is the job
+    dtype's (verify.tolerance.gate2_tolerance; fp32's by default).
 Poisoning is what catches a candidate that writes nothing, drops a tail, or
 returns results cached from another call: an element it does not write still
 holds the poison NaN. In/out arguments (`in_out_ptr*`) are inputs too, so
@@ -26,8 +27,11 @@ from kernelopt.verify.compare import bits, compare_close, compare_exact, is_pois
 from kernelopt.verify.guarded import GuardedLaunch
 from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
 from kernelopt.verify.result import GateResult
+from kernelopt.verify.tolerance import Dtype, gate2_tolerance
 
 GATE = "gate2"
+# The defaults below are fp32's; a job in another dtype passes that dtype's tolerance.
+RTOL, ATOL = gate2_tolerance(Dtype.FP32).rtol, gate2_tolerance(Dtype.FP32).atol
 
 
 def _label(i: int, arg_names: Optional[Sequence[str]]) -> str:
@@ -71,8 +75,8 @@ def _all_poison(t: torch.Tensor) -> bool:
     return t.dtype != torch.bool and bool(is_poison(t).all())
 
 
-def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: float = 1e-3,
-                 atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None) -> tuple[Optional[str], dict]:
+def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: float = RTOL,
+                 atol: float = ATOL, arg_names: Optional[Sequence[str]] = None) -> tuple[Optional[str], dict]:
     """One seed: (None, metrics) if the candidate reproduces the reference, else (feedback, metrics)."""
     labels = [_label(i, arg_names) for i in range(len(io.before))]
     written, poisoned = classify_args(io, arg_names, reference)
@@ -106,7 +110,7 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
 
 
 def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
-                 rtol: float = 1e-3, atol: float = 1e-3, arg_names: Optional[Sequence[str]] = None,
+                 rtol: float = RTOL, atol: float = ATOL, arg_names: Optional[Sequence[str]] = None,
                  name: str = "candidate", loader: Optional[Callable[[str, str], Any]] = None,
                  device: Optional[str] = None) -> GateResult:
     """All seeds must pass; the first failing seed and its reason are reported.
@@ -158,7 +162,7 @@ def _kernel_child(payload: tuple) -> GateResult:
 
 def check_kernel_in_child(candidate_source: str, ios_or_path: Union[str, os.PathLike, list[KernelIO]],
                           timeout_s: float = 600.0, env: Optional[dict[str, str]] = None,
-                          rtol: float = 1e-3, atol: float = 1e-3,
+                          rtol: float = RTOL, atol: float = ATOL,
                           arg_names: Optional[Sequence[str]] = None, name: str = "candidate") -> GateResult:
     """check_kernel in a fresh process (against the recorded io.after); crash/timeout → failed result."""
     try:
@@ -203,7 +207,7 @@ def _leaves(x: Any) -> list[Any]:
 
 def check_kernel_outputs(candidate: Callable[..., Any], reference: Callable[..., Any],
                          make_inputs: Callable[[int], list], seeds: Sequence[int] = (1, 2, 3),
-                         rtol: float = 1e-3, atol: float = 1e-3) -> GateResult:
+                         rtol: float = RTOL, atol: float = ATOL) -> GateResult:
     """Compare `candidate(*inputs)` with `reference(*inputs)` for each seed.
 
     `make_inputs(seed)` builds fresh inputs; each side gets its own copy. The

@@ -6,7 +6,8 @@ lazily). Several seeds can be checked at once by concatenating their leaves:
 every quantity below is a maximum over all leaves.
 
 Decision (metrics['branch'] says which rule decided):
-  'allclose'  o32 vs r32, rtol = atol = 1e-4, NaN only where r32 has NaN;
+  'allclose'  o32 vs r32, NaN only where r32 has NaN, at the job dtype's tolerance
+              (verify.tolerance: rtol = atol = 1e-4 in fp32, KernelBench's 1e-2 in bf16/fp16);
   'rho'       else, if d_ref = max|r32 − r64| ≥ 1e-8: ρ = d_opt / d_ref ≤ ρ_max,
               with d_opt = max|o32 − r64|;
   'exact'     else (exact ops: max, argmax, sort): d_opt / max(max|r32|, 1e-12) ≤ 1e-4;
@@ -25,9 +26,9 @@ import torch
 from kernelopt.verify.compare import bits, compare_close, compare_exact
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.result import GateResult
+from kernelopt.verify.tolerance import Dtype, gate3_tolerance
 
 GATE = "gate3"
-ALLCLOSE_TOL = 1e-4
 EXACT_D_REF = 1e-8  # below this, the reference is exact: ρ would divide by ~0
 EXACT_REL = 1e-4
 TF32_ABS, TF32_REL = 5e-3, 1e-3
@@ -78,11 +79,14 @@ def _exact_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R64,
                 policy: Union[str, PrecisionPolicy] = "strict", rho_max: float = 10.0,
-                require_float64: bool = False) -> GateResult:
-    """`require_float64`: decide by the float64 test even where allclose(1e-4) passes
-    (an emulated-fp32 candidate under `strict`: verify.precision.strict_verdict)."""
+                require_float64: bool = False, dtype: Union[str, Dtype] = Dtype.FP32) -> GateResult:
+    """`require_float64`: decide by the float64 test even where allclose passes
+    (an emulated-fp32 candidate under `strict`: verify.precision.strict_verdict).
+    `dtype`: the job's dtype, which sets the allclose tolerance (verify.tolerance)."""
     policy = PrecisionPolicy.parse(policy)
-    m: dict = {"policy": policy.value, "branch": "allclose", "d_ref": None, "d_opt": None, "rho": None}
+    tol = gate3_tolerance(dtype)
+    m: dict = {"policy": policy.value, "branch": "allclose", "d_ref": None, "d_opt": None, "rho": None,
+               "dtype": Dtype.parse(dtype).value, "rtol": tol.rtol, "atol": tol.atol}
     if len(r32) != len(o32):
         return GateResult.fail(GATE, f"the candidate returned {len(o32)} outputs, eager {len(r32)}", **m)
     for i, (r, o) in enumerate(zip(r32, o32)):
@@ -94,7 +98,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
 
     mismatch = None  # first allclose failure, as feedback text
     for i in floats:
-        mismatch = mismatch or compare_close(o32[i], r32[i], ALLCLOSE_TOL, ALLCLOSE_TOL, f"output {i}")
+        mismatch = mismatch or compare_close(o32[i], r32[i], tol.rtol, tol.atol, f"output {i}")
     m["allclose_max_abs_err"] = max((_max_abs_diff(o32[i], r32[i]) for i in floats), default=0.0)
     bad_ints = [i for i in ints if not _exact_equal(o32[i], r32[i])]
 
@@ -108,7 +112,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
     elif need_r64:
         m["branch"] = "exact" if bad_ints and mismatch is None else "allclose"
         first = mismatch or _int_message(bad_ints[0], o32, r32)
-        return GateResult.fail(GATE, f"{first} (allclose rtol=atol=1e-4; no float64 reference to fall back on)", **m)
+        return GateResult.fail(GATE, f"{first} (allclose {tol.text()}; no float64 reference to fall back on)", **m)
 
     max_r32 = _max_abs([r32[i] for i in floats])
     m["max_abs_r32"] = max_r32
@@ -128,7 +132,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
     if mismatch is None and not (require_float64 and ref64 is not None):
         rho = f", ρ = {m['rho']:.3g}" if m["rho"] is not None else ""
         ints = "; integer outputs equal the float64 reference's" if m.get("int_outputs_match") else ""
-        return GateResult.ok(GATE, f"allclose to eager (rtol=atol=1e-4){rho}{ints}", **m)
+        return GateResult.ok(GATE, f"allclose to eager ({tol.text()}){rho}{ints}", **m)
 
     d_ref, d_opt = m["d_ref"], m["d_opt"]
     if d_ref >= EXACT_D_REF:
@@ -141,7 +145,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
         passed = rel <= EXACT_REL
         verdict = (f"exact reference (d_ref = {d_ref:.3g} < 1e-8): d_opt/max|r32| = {rel:.3g} "
                    f"{'≤' if passed else '>'} 1e-4")
-    why = f" (allclose rtol=atol=1e-4 failed: {mismatch})" if mismatch else " (emulated fp32: float64 test required)"
+    why = f" (allclose {tol.text()} failed: {mismatch})" if mismatch else " (emulated fp32: float64 test required)"
     if not passed and policy is PrecisionPolicy.TF32:
         bound = max(TF32_ABS, TF32_REL * max_r32)
         if d_opt <= bound:

@@ -62,7 +62,8 @@ def declared_precision(source: str) -> str | None:
     return None
 
 
-def strict_verdict(replacements: dict[str, str], baseline_source: str) -> tuple[str | None, dict[str, str]]:
+def strict_verdict(replacements: dict[str, str], baseline_source: str,
+                   dtype: str = "fp32") -> tuple[str | None, dict[str, str]]:
     """Gate 3 under `strict` (docs/architecture.md, Precision policies): (why the combination is rejected, or None;
     {replacement: declared fp32 emulation} that must pass the float64 ρ test).
 
@@ -79,7 +80,7 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str) -> tuple[
         if declared is not None and declared not in _FULL_FP32:
             return (f"{name} computes in reduced precision (declared {declared!r}): rejected under the "
                     "strict policy whatever its error"), emulated
-        new = introduced_markers(source, baseline_source)
+        new = introduced_markers(source, baseline_source, dtype)
         if new:
             return (f"{name} computes in reduced precision ({new[0]}): rejected under the strict policy "
                     "whatever its error"), emulated
@@ -239,16 +240,44 @@ def reduced_precision_findings(source: str) -> list[Marker]:
         return out
 
 
-def reduced_precision_markers(source: str) -> list[str]:
-    """Human-readable markers, e.g. 'line 12: tl.dot without input_precision="ieee": ...'."""
-    return [str(m) for m in reduced_precision_findings(source)]
+# Mantissa bits of a job's data dtype (verify.tolerance.Dtype values), and of the arithmetic a marker
+# implies: a marker is reduced precision for a job only below its data's own precision. In an fp32 job
+# every marker is (docs/architecture.md, Precision policies); a bf16 job's own bf16 casts, or a TF32 dot on its upcast values,
+# are not: the data never had more bits than bf16's 7. fp8, approximate math and anything not
+# recognised stay reduced in every dtype.
+_DTYPE_BITS = {"fp32": 23, "fp16": 10, "bf16": 7}
 
 
-def introduced_markers(candidate: str, baseline: str) -> list[str]:
+def _marker_bits(m: Marker) -> int:
+    text = m.text.lower()
+    if m.kind == "approx_math" or "float8" in text or "dot_scaled" in text:
+        return 0
+    if "bf16x" in text or "tf32x3" in text:  # emulated fp32 named in a dot's input_precision
+        return 23
+    if "bfloat16" in text or "'bf16'" in text:
+        return 7
+    if "float16" in text or "half" in text or "tf32" in text or "'fp16'" in text:
+        return 10  # fp16, and TF32 (fp32's exponent, fp16's 10 mantissa bits)
+    return 0
+
+
+def reduced_for(findings: list[Marker], dtype: str = "fp32") -> list[Marker]:
+    """The findings that are reduced precision for data in `dtype` (all of them for fp32)."""
+    bits = _DTYPE_BITS.get(getattr(dtype, "value", dtype), 23)
+    return [m for m in findings if bits >= 23 or _marker_bits(m) < bits]
+
+
+def reduced_precision_markers(source: str, dtype: str = "fp32") -> list[str]:
+    """Human-readable markers, e.g. 'line 12: tl.dot without input_precision="ieee": ...', of the
+    arithmetic below the precision of the job's data dtype."""
+    return [str(m) for m in reduced_for(reduced_precision_findings(source), dtype)]
+
+
+def introduced_markers(candidate: str, baseline: str, dtype: str = "fp32") -> list[str]:
     """Markers of `candidate` beyond those `baseline` already has (compared by text, with counts)."""
     base = Counter(m.text for m in reduced_precision_findings(baseline))
     out = []
-    for m in reduced_precision_findings(candidate):
+    for m in reduced_for(reduced_precision_findings(candidate), dtype):
         if base[m.text] > 0:
             base[m.text] -= 1
         else:
@@ -260,7 +289,7 @@ def summarize(markers: list[Any]) -> str:
     return "reduced precision: " + "; ".join(map(str, markers)) if markers else "full fp32 precision"
 
 
-def deployed_reduced_precision(replacements: dict[str, str]) -> list[str]:
+def deployed_reduced_precision(replacements: dict[str, str], dtype: str = "fp32") -> list[str]:
     """The reduced-precision markers of the code a result deploys.
 
     A replacement that declares an fp32 emulation (FP32_EMULATIONS) passed Gate 3's
@@ -268,4 +297,4 @@ def deployed_reduced_precision(replacements: dict[str, str]) -> list[str]:
     and the report states its construction and ρ instead of calling it reduced.
     """
     return [m for src in replacements.values() if declared_precision(src) not in FP32_EMULATIONS
-            for m in reduced_precision_markers(src)]
+            for m in reduced_precision_markers(src, dtype)]

@@ -38,7 +38,7 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
     emulated: dict[str, str] = {}
     if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:
-        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text())
+        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text(), req.dtype)
         if reason:
             return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
     mod = ctx.module(req.replacements)
@@ -60,7 +60,8 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
                 return _leaves(model64(*[x.to(torch.float64) if isinstance(x, torch.Tensor)
                                          and x.is_floating_point() else x for x in inputs]))
 
-        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated))
+        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated),
+                             dtype=req.dtype)
         result.metrics["seed"] = seed
         if emulated:
             result.metrics["emulation"] = dict(emulated)
