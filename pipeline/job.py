@@ -21,6 +21,7 @@ from kernelopt.compiled.graph import WEIGHTS_FILE
 from kernelopt.load.interpreter import InterpreterProbe, interpreter_cannot_run
 from kernelopt.load.problem import ProblemError, UnsupportedGraph, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
+from kernelopt.pipeline.outcome import Cause, Outcome
 from kernelopt.pipeline.device import NO_GPU_MESSAGE, DeviceInfo, probe
 from kernelopt.pipeline.errors import InputError, require_file
 from kernelopt.pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
@@ -40,9 +41,9 @@ class JobFailed(Exception):
 class JobFallback(Exception):
     """Ends the job with outcome `fallback`: the compiler's own code is deployed."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: Cause, message: str):
         super().__init__(message)
-        self.code = code
+        self.code = Cause(code)
 
 
 @dataclass
@@ -147,7 +148,7 @@ class JobContext:
         """Run a stage function in a fresh child (or in `session`'s), bounded by the job's remaining budget."""
         timeout = min(limit_s, self.remaining_s())
         if timeout <= 1:
-            raise JobFallback("timeout", f"time budget of {self.options.time_budget_s:.0f} s spent before {what}")
+            raise JobFallback(Cause.TIMEOUT, f"time budget of {self.options.time_budget_s:.0f} s spent before {what}")
         try:
             if session is not None:
                 return session.call(fn, arg, timeout_s=timeout)
@@ -157,11 +158,11 @@ class JobContext:
             if isinstance(exc.error, ProblemError):
                 raise JobFailed(str(exc.error)) from None
             if isinstance(exc.error, UnsupportedGraph):
-                raise JobFallback(exc.error.code, exc.error.reason) from None
+                raise JobFallback(Cause(exc.error.code), exc.error.reason) from None
             if exc.kind == ChildErrorKind.TIMEOUT:
-                raise JobFallback("timeout", f"{what} timed out: {exc.message}") from None
+                raise JobFallback(Cause.TIMEOUT, f"{what} timed out: {exc.message}") from None
             if exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
-                raise JobFallback("crash", f"{what} crashed: {exc.message}") from None
+                raise JobFallback(Cause.CRASH, f"{what} crashed: {exc.message}") from None
             raise JobFailed(f"{what} failed: {exc.message}\n{exc.traceback[-2000:]}") from None
 
     @contextmanager
@@ -213,17 +214,17 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         with job_sandbox():  # one sandbox uid for all of this job's children
             result = _run(ctx)
     except JobCancelled:
-        result = JobResult("failed", "cancelled", error="the job was cancelled")
+        result = JobResult(Outcome.FAILED, "cancelled", error="the job was cancelled")
     except JobFailed as exc:
-        result = JobResult("failed", str(exc).split("\n")[0], error=str(exc))
+        result = JobResult(Outcome.FAILED, str(exc).split("\n")[0], error=str(exc))
     except JobFallback as exc:
-        result = JobResult("fallback", f"{exc.code}: {exc}", speedup=1.0)
+        result = JobResult(Outcome.FALLBACK, f"{exc.code}: {exc}", speedup=1.0)
     except ProblemError as exc:
-        result = JobResult("failed", str(exc), error=str(exc))
+        result = JobResult(Outcome.FAILED, str(exc), error=str(exc))
     except Exception as exc:  # an engine bug must still end the job with a record of it
         import traceback
 
-        result = JobResult("failed", f"internal error: {type(exc).__name__}: {exc}",
+        result = JobResult(Outcome.FAILED, f"internal error: {type(exc).__name__}: {exc}",
                            error=traceback.format_exc())
     ctx.setup_session.close()
     reclaim_workdir(ctx.workdir)
@@ -274,7 +275,7 @@ def _run(ctx: JobContext) -> JobResult:
             # Imported (a broken file is still `failed`), never built: the model may be huge.
             ctx.child(import_model_file, ctx.problem_path, limit_s=300, what="importing the model file",
                       session=ctx.setup_session)
-            raise JobFallback("no-gpu", f"{NO_GPU_MESSAGE} Nothing was compiled, so the model itself is kept.")
+            raise JobFallback(Cause.NO_GPU, f"{NO_GPU_MESSAGE} Nothing was compiled, so the model itself is kept.")
         device = "cpu" if interpreter else "cuda"
         env = {"TRITON_INTERPRET": "1"} if interpreter else None
         if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
@@ -285,7 +286,7 @@ def _run(ctx: JobContext) -> JobResult:
                             limit_s=300, what=f"running the kernel on the Triton interpreter in {ctx.options.dtype}",
                             session=ctx.setup_session)
             if why:
-                raise JobFallback("no-gpu", f"{why}. Nothing was searched: the original kernel is kept.")
+                raise JobFallback(Cause.NO_GPU, f"{why}. Nothing was searched: the original kernel is kept.")
         load: LoadResult = ctx.child(load_problem, LoadRequest(ctx.problem_path, ctx.options.dtype, device,
                                                                ctx.weights),
                                      limit_s=300, what="loading the problem", session=ctx.setup_session)
@@ -298,7 +299,7 @@ def _run(ctx: JobContext) -> JobResult:
         ctx.setup_session.close()  # kernel mode's stages run in children of their own
         return run_kernel_job(ctx, load, device, env)
     if interpreter:  # decided by the same parse as above; kept for safety
-        raise JobFallback("no-gpu", NO_GPU_MESSAGE)
+        raise JobFallback(Cause.NO_GPU, NO_GPU_MESSAGE)
     from kernelopt.pipeline.model_job import run_model_job
 
     return run_model_job(ctx, load)

@@ -17,6 +17,7 @@ from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs,
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.job import JobContext
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
+from kernelopt.pipeline.outcome import Cause, Outcome
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
@@ -167,7 +168,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
             continue
         generators.append(gen)
     if not generators:
-        return JobResult("fallback", f"no-candidates: {'; '.join(reasons)}", speedup=1.0)
+        return JobResult(Outcome.FALLBACK, f"{Cause.NO_CANDIDATES}: {'; '.join(reasons)}", speedup=1.0)
     names = ", ".join(g.name for g in generators)
     with ctx.stage("search", f"search over the kernel file ({names})"):
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
@@ -195,7 +196,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                                  "stopped_reason": result.stopped_reason, "notes": result.notes,
                                  "not_applicable": reasons}]
     if not result.ranked:
-        return JobResult("fallback", f"no-faster-candidate: none of {len(result.attempts)} candidates passed "
+        return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)
     best = result.ranked[0]
     with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing"):
@@ -205,19 +206,19 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
                                f"{g3.message}"]
     if not g3.passed:
-        return JobResult("fallback", f"correctness-failure: {g3.message}", speedup=1.0)
+        return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
     if timing.method != "do_bench":  # run_job records that no speed was measured
-        return JobResult("fallback", "no-gpu: the best candidate passed Gates 1-3 on the Triton interpreter; "
+        return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton interpreter; "
                          "speed cannot be measured without a GPU, so the original kernel is kept",
                          timing="not-measured", timing_note=NO_GPU_TIMING)
     g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
     times = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
     if not g4.passed:
-        outcome = "matched" if g4.metrics.get("within_noise") else "fallback"
-        return JobResult(outcome, f"performance-gate: {g4.message}", speedup=1.0,
+        outcome = Outcome.MATCHED if g4.metrics.get("within_noise") else Outcome.FALLBACK
+        return JobResult(outcome, f"{Cause.PERFORMANCE_GATE}: {g4.message}", speedup=1.0,
                          optimized_ms=times["baseline_ms"], **times)
     write_safely(ctx.workdir / "optimized_module.py", best.candidate.source)
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
-    return JobResult("optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
+    return JobResult(Outcome.OPTIMIZED, f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
                      reduced_precision=bool(reduced_precision_markers(best.candidate.source, opts.dtype)), **times)

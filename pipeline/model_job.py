@@ -11,6 +11,7 @@ from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.job import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.optimized_module import write_optimized_module
 from kernelopt.pipeline.options import JobResult
+from kernelopt.pipeline.outcome import Cause, Outcome
 from kernelopt.pipeline.report import nondeterminism_note, write_json, write_kernel_diff
 from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
@@ -42,7 +43,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)
     if reproduction == Reproduction.NO:
         diff = "" if cg.restitch_max_abs_diff is None else f" (max |diff| {cg.restitch_max_abs_diff:.3g})"
-        raise JobFallback("not-reproducible", "re-executing Inductor's module did not reproduce the compiled "
+        raise JobFallback(Cause.NOT_REPRODUCIBLE, "re-executing Inductor's module did not reproduce the compiled "
                           f"output{diff}, and the compiled model reproduces itself closer than that; nothing "
                           "can be verified against it, so the compiler's own code is kept")
     note = nondeterminism_note(ctx.report["capture"])
@@ -88,7 +89,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     _write_artifacts(ctx, cg, graph, {})
     cause = fallback_cause(prof, decisions, opts.gamma)
     if cause:
-        return JobResult("fallback", cause, speedup=1.0, **baseline_result)
+        return JobResult(Outcome.FALLBACK, cause, speedup=1.0, **baseline_result)
 
     with ctx.stage("search", "searching candidates for each target kernel"):
         ranked, summaries = _search(ctx, cg, graph, prof, [d for d in decisions if d.searched],
@@ -99,14 +100,14 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                if s.get("harness_errors") and not s["passed"]]
     if not faster and harness:
         target, message = harness[0]
-        return JobResult("fallback", f"harness-error: the gates could not run the baseline of {len(harness)} "
+        return JobResult(Outcome.FALLBACK, f"{Cause.HARNESS_ERROR}: the gates could not run the baseline of {len(harness)} "
                          f"kernel(s), so no candidate could be judged; {target}: {message[:400]}",
                          speedup=1.0, **baseline_result)
     if not faster:
         n = sum(s["passed"] for s in summaries)
         declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
         why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
-        return JobResult("fallback", f"no-faster-candidate: {n} candidates passed gates 1-2, none fast enough "
+        return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: {n} candidates passed gates 1-2, none fast enough "
                          f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl){why}",
                          speedup=1.0, **baseline_result)
 
@@ -292,7 +293,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         if emulation:
             ctx.report["emulation"] = emulation
         return JobResult(
-            "optimized", f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
+            Outcome.OPTIMIZED, f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
             f"{len(chosen)} kernel(s)/group(s) replaced; Gate 3 {_gate3_text(g3.metrics)}"
             + "".join(f"; {e['target']}: GEMM by {e['method']} ({e['precision']}), rho "
                       f"{'n/a' if e['rho'] is None else format(e['rho'], '.3g')}" for e in emulation),
@@ -304,15 +305,15 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
     within = [g for g in g4s if g.metrics.get("within_noise")]
     if within:
         best = max(within, key=lambda g: g.metrics.get("speedup", 0.0))
-        return JobResult("matched", f"within-noise: the best correct combination ran "
+        return JobResult(Outcome.MATCHED, f"{Cause.WITHIN_NOISE}: the best correct combination ran "
                          f"{best.metrics.get('speedup', 0.0):.4f}x, within the measured noise "
                          f"({best.metrics.get('noise_pct', 0.0):.2f}%); the compiler baseline is kept",
                          speedup=1.0, **baseline_result)
     if g4s:
         best = max(g.metrics.get("speedup", 0.0) for g in g4s)
-        return JobResult("fallback", f"performance-gate: best correct combination {best:.3f}x < gamma "
+        return JobResult(Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: best correct combination {best:.3f}x < gamma "
                          f"{opts.gamma}", speedup=1.0, **baseline_result)
-    return JobResult("fallback", "correctness-failure: every combination failed Gate 3", speedup=1.0,
+    return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: every combination failed Gate 3", speedup=1.0,
                      **baseline_result)
 
 

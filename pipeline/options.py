@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.tolerance import Dtype
 
-OUTCOMES = ("optimized", "matched", "fallback", "failed")
+from kernelopt.pipeline.outcome import Outcome, check_cause
 
 
 @dataclass
@@ -99,8 +99,8 @@ class JobResult:
     `timing_note` says why.
     """
 
-    outcome: str  # optimized | matched | fallback | failed
-    cause: str  # why: e.g. "speedup 1.12x >= gamma", "library-dominated", an error message
+    outcome: Outcome | str  # a pipeline.outcome.Outcome (a plain value is converted)
+    cause: str  # why: "<code>: ..." (a pipeline.outcome.Cause code) for fallback/matched; else free text
     speedup: Optional[float] = None  # deployed, vs the compiler baseline; None when not measured
     baseline_ms: Optional[float] = None
     optimized_ms: Optional[float] = None
@@ -115,6 +115,8 @@ class JobResult:
     timing_note: Optional[str] = None  # for not-measured: why
 
     def __post_init__(self) -> None:
+        self.outcome = Outcome(self.outcome)  # ValueError on an unknown outcome
+        check_cause(self.outcome, self.cause)
         if not self.timing:
             self.timing = TIMING_MEASURED if self.speedup is not None else TIMING_NOT_MEASURED
         if self.timing not in (TIMING_MEASURED, TIMING_NOT_MEASURED):

@@ -17,9 +17,9 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from kernelopt.pipeline.options import TIMING_NOT_MEASURED
+from kernelopt.pipeline.outcome import OUTCOMES
 from kernelopt.storage.models import CANCELLED, CRASHED, FAILED, QUEUED, STATUSES, SUCCEEDED, Artifact, Job, JobEvent
 
-OUTCOMES = ("optimized", "matched", "fallback", "failed")
 
 
 class InvalidCursor(ValueError):

@@ -1,4 +1,6 @@
 """The result type and the written report: speed only where it was measured, never a `None`."""
+import json
+
 import pytest
 
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult, not_measured
@@ -14,10 +16,10 @@ def test_a_result_without_a_speedup_is_not_measured():
     assert (r.speedup, r.baseline_ms, r.optimized_ms, r.noise_pct) == (None, None, None, None)
     assert r.to_dict()["timing"] == "not-measured" and r.to_dict()["timing_note"] == NO_GPU_TIMING
     # Declared not measured, a result carries no times whatever it was given.
-    r = JobResult("fallback", "x", speedup=1.0, baseline_ms=3.0, timing="not-measured", timing_note="why")
+    r = JobResult("fallback", "crash: x", speedup=1.0, baseline_ms=3.0, timing="not-measured", timing_note="why")
     assert r.speedup is None and r.baseline_ms is None and r.timing_note == "why"
     with pytest.raises(ValueError):
-        JobResult("fallback", "x", timing="estimated")
+        JobResult("fallback", "crash: x", timing="estimated")
     d = not_measured({"outcome": "fallback", "cause": "timeout", "speedup": 1.0, "baseline_ms": 2.0}, "why")
     assert d["speedup"] is None and d["baseline_ms"] is None and d["timing"] == "not-measured"
 
@@ -80,3 +82,24 @@ def test_the_report_states_what_the_baselines_library_calls_computed_in():
     assert ("cuBLAS fp32 GEMMs in IEEE fp32 (`cuda.matmul.allow_tf32` = False), cuDNN fp32 convolutions in TF32 "
             "(`cudnn.allow_tf32` = True, PyTorch default)") in md
     assert library_math_line({}) is None  # a capture from before the field: nothing claimed
+
+
+def test_outcomes_and_cause_codes_are_one_list():
+    """pipeline.outcome is the one list: an unknown outcome or fallback/match cause code is refused
+    where the result is made; the API's Literal and the service's counts use the same names."""
+    import typing
+
+    from kernelopt.api.schemas import Outcome as ApiOutcome
+    from kernelopt.pipeline.outcome import OUTCOMES, Cause, Outcome
+    from kernelopt.service.job_queries import StatsTally
+
+    assert typing.get_args(ApiOutcome) == OUTCOMES == ("optimized", "matched", "fallback", "failed")
+    r = JobResult("fallback", f"{Cause.LIBRARY_DOMINATED}: 99% in cuBLAS", speedup=1.0)
+    assert r.outcome is Outcome.FALLBACK and r.to_dict()["cause"].startswith("library-dominated: ")
+    assert json.loads(json.dumps(r.to_dict()))["outcome"] == "fallback"  # serialises as its bare value
+    for bad in (lambda: JobResult("fallback", "made-up-code: x"), lambda: JobResult("matched", "no code"),
+                lambda: JobResult("won", "speedup 9x")):
+        with pytest.raises(ValueError):
+            bad()
+    assert JobResult("failed", "free text: a message for the user").outcome == "failed"  # failed causes are free
+    assert set(StatsTally().outcomes) >= set(OUTCOMES)

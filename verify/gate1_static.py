@@ -12,9 +12,9 @@ from typing import Any, Optional, Union
 from kernelopt.compiled.kernel_io import KernelIO, clone_arg
 from kernelopt.isolation.child import ChildError, run_in_child
 from kernelopt.verify.launch import describe_exception, launch, load_candidate, load_ios
-from kernelopt.verify.result import GateResult
+from kernelopt.verify.result import GateName, GateResult
 
-GATE = "gate1"
+GATE: GateName = "gate1"
 
 
 def check_static(candidate_source: str, io: KernelIO, name: str = "candidate", loader=None) -> GateResult:

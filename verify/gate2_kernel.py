@@ -26,10 +26,10 @@ from kernelopt.isolation.child import ChildError, run_in_child
 from kernelopt.verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
 from kernelopt.verify.guarded import GuardedLaunch
 from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
-from kernelopt.verify.result import GateResult
+from kernelopt.verify.result import GateName, GateResult
 from kernelopt.verify.tolerance import Dtype, gate2_tolerance
 
-GATE = "gate2"
+GATE: GateName = "gate2"
 # The defaults below are fp32's; a job in another dtype passes that dtype's tolerance.
 RTOL, ATOL = gate2_tolerance(Dtype.FP32).rtol, gate2_tolerance(Dtype.FP32).atol
 

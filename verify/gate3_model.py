@@ -25,10 +25,10 @@ import torch
 
 from kernelopt.verify.compare import bits, compare_close, compare_exact
 from kernelopt.verify.precision import PrecisionPolicy
-from kernelopt.verify.result import GateResult
+from kernelopt.verify.result import GateName, GateResult
 from kernelopt.verify.tolerance import Dtype, gate3_tolerance
 
-GATE = "gate3"
+GATE: GateName = "gate3"
 EXACT_D_REF = 1e-8  # below this, the reference is exact: ρ would divide by ~0
 EXACT_REL = 1e-4
 TF32_ABS, TF32_REL = 5e-3, 1e-3

@@ -14,9 +14,9 @@ import statistics
 from typing import Sequence
 
 from kernelopt.profiling.timing import robust_spread_pct
-from kernelopt.verify.result import GateResult
+from kernelopt.verify.result import GateName, GateResult
 
-GATE = "gate4"
+GATE: GateName = "gate4"
 
 
 def speedup_noise_pct(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float]) -> float:

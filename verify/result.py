@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
+
+# The gates of docs/architecture.md, Gates: one name each.
+GateName = Literal["gate1", "gate2", "gate3", "gate4"]
 
 
 @dataclass
@@ -14,17 +17,17 @@ class GateResult:
     `metrics` holds plain, JSON-serialisable numbers and strings for reports.
     """
 
-    gate: str  # gate1 | gate2 | gate3 | gate4
+    gate: GateName
     passed: bool
     message: str
     metrics: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def ok(cls, gate: str, message: str, **metrics: Any) -> "GateResult":
+    def ok(cls, gate: GateName, message: str, **metrics: Any) -> "GateResult":
         return cls(gate, True, message, metrics)
 
     @classmethod
-    def fail(cls, gate: str, message: str, **metrics: Any) -> "GateResult":
+    def fail(cls, gate: GateName, message: str, **metrics: Any) -> "GateResult":
         return cls(gate, False, message, metrics)
 
     def to_dict(self) -> dict:

@@ -394,6 +394,7 @@ def _record_agents(job_id: str, team_id: int, settings, workdir: Path) -> None:
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
     from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
+    from kernelopt.pipeline.outcome import Cause, Outcome
     from kernelopt.service import jobs
 
     job_dir = Path(settings.jobs_dir).resolve() / job_id
@@ -458,10 +459,10 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
                               uid=lease.uid if lease else None)
     except ChildError as exc:
         if exc.kind == ChildErrorKind.TIMEOUT:
-            result = JobResult("fallback", f"timeout: the job did not finish within its time limit of {limit:.0f} s "
+            result = JobResult(Outcome.FALLBACK, f"{Cause.TIMEOUT}: the job did not finish within its time limit of {limit:.0f} s "
                                "(KERNELOPT_JOB_TIME_LIMIT_S); the compiler's code is kept", speedup=1.0).to_dict()
         elif exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
-            result = JobResult("fallback", f"crash: the job's process died ({exc.message}); "
+            result = JobResult(Outcome.FALLBACK, f"{Cause.CRASH}: the job's process died ({exc.message}); "
                                "the compiler's code is kept", speedup=1.0).to_dict()
         else:
             engine_error = f"internal engine error: {exc.message}"

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 
 from kernelopt.api.deps import TeamRef, in_db_thread, read_db
 from kernelopt.api.ui import session as sess
+from kernelopt.pipeline.outcome import OUTCOMES
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
@@ -27,7 +28,6 @@ router = APIRouter(prefix="/ui", include_in_schema=False)
 
 JOB_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STATUSES = ("queued", "running", "succeeded", "failed", "cancelled", "crashed")
-OUTCOMES = ("optimized", "matched", "fallback", "failed")
 TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 MAX_DIFF_BYTES = 256 * 1024
 SECURITY_HEADERS = {
