@@ -34,7 +34,7 @@ CPU_CAPTURE = DATA / "captured_cpu" / "linear_relu_small"
 CPU_CAPTURE_BF16 = DATA / "captured_cpu" / "linear_relu_small_bf16"
 H200 = DATA / "captured_h200"
 ADD_RELU = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
-SOFTMAX = REPO / "benchmarks" / "kernels" / "row_softmax_kernel.py"
+SOFTMAX = REPO / "kernelopt" / "examples" / "row_softmax_kernel.py"
 
 # A small add-relu kernel file; SCALE makes a candidate that is off by a known relative amount.
 KERNEL_FILE = '''
