@@ -12,6 +12,7 @@ from sqlalchemy import select
 from kernelopt.api.ui import charts
 from kernelopt.api.ui.reports import llm_digest
 from kernelopt.service.job_queries import StatsTally
+from kernelopt.service.strategy_memory import AVOID_BELOW, AVOID_MIN_ATTEMPTS, avoid_list
 from kernelopt.storage.models import Artifact, Job, utcnow
 
 MAX_TAGS = 20  # tags with their own geomean row, alphabetically
@@ -55,6 +56,9 @@ def team_overview(session: Any, team_id: int, blobs: Any) -> dict:
         "over_time": over_time(rows),
         "distribution": distribution(speedups),
         "llm": llm_totals(session, team_id, blobs),
+        # the strategies the team's planner is told to avoid, with the jobs that rest on it
+        "avoid": avoid_list(session, team_id),
+        "avoid_rule": f"under {AVOID_BELOW:.0%} success after at least {AVOID_MIN_ATTEMPTS} attempts",
     }
 
 

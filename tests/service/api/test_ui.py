@@ -349,3 +349,22 @@ def test_charts_are_plain_svg_with_titles():
     assert "no measured jobs" in str(histogram("c2", "t", [("1.0×", 0)]))
     bars = str(histogram("c3", "t", [("a", 4), ("b", 0)]))
     assert bars.count("<rect") == 2 and "a: 4 jobs" in bars
+
+
+def test_overview_shows_the_teams_avoid_list_with_its_jobs(api, worker):
+    """Issue 11: the AVOID list on the overview, computed by service.strategy_memory from the
+    strategy outcomes the worker records after each job, with the jobs it rests on."""
+    from kernelopt.service.strategy_memory import record_job
+
+    c = api.client
+    sign_in(c, api.key)
+    assert "empty: no strategy has failed often enough yet" in section(c.get("/ui/").text, 'id="avoid-list"')
+    job = api.submit(b"k", filename="k.py").json()["id"]
+    worker.run(job, outcome="fallback", speedup=1.0, cause="no-faster-candidate: none")
+    report = {"agents": {"strategy_outcomes": [{"strategy": "loop-tiling", "attempts": 4, "successes": 0},
+                                               {"strategy": "block-sizes", "attempts": 4, "successes": 3}]}}
+    with api.sessionmaker() as s:
+        record_job(s, api.team.id, job, report)
+    avoid = section(c.get("/ui/").text, 'id="avoid-list"')
+    assert ">loop-tiling<" in avoid and ">0%<" in avoid and f'href="/ui/jobs/{job}"' in avoid
+    assert "block-sizes" not in avoid  # 75% success: not avoided
