@@ -58,11 +58,9 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     from kernelopt.pipeline.errors import InputError, require_file
     from kernelopt.pipeline.job import run_job
     from kernelopt.pipeline.options import JobOptions
-    from kernelopt.pipeline.torch_support import torch_refusal
+    from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
-    refusal = torch_refusal("kernelopt optimize")  # before anything is created: capture would fail later
-    if refusal:
-        print(refusal, file=sys.stderr, flush=True)
+    if refuse_unsupported_torch("kernelopt optimize"):  # before anything is created: capture would fail later
         return 2
     try:
         extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
@@ -117,11 +115,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from kernelopt.pipeline.bench import BenchOptions, run_bench
-    from kernelopt.pipeline.torch_support import torch_refusal
+    from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
-    refusal = torch_refusal("kernelopt bench")
-    if refusal:
-        print(refusal, file=sys.stderr, flush=True)
+    if refuse_unsupported_torch("kernelopt bench"):
         return 2
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,

@@ -64,11 +64,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
               "runs inside the one API process", file=sys.stderr)
         return 2
     if settings.embedded:  # the in-process dispatcher runs the jobs here, as `kernelopt worker` would
-        from kernelopt.pipeline.torch_support import torch_refusal
+        from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
-        refusal = torch_refusal("kernelopt serve")
-        if refusal:
-            print(refusal, file=sys.stderr)
+        if refuse_unsupported_torch("kernelopt serve"):
             return 2
     if sqlite or args.migrate:
         upgrade_database(url)

@@ -110,14 +110,12 @@ def supervise(specs: list[WorkerSpec], poll_s: float = 1.0) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from kernelopt.pipeline.torch_support import torch_refusal
+    from kernelopt.pipeline.torch_support import refuse_unsupported_torch
     from kernelopt.service.settings import ConfigError, get_settings
     from kernelopt.worker.dispatch import detect_slots
 
     # Every job of this worker would fail inside capture on an untested torch: refuse at start instead.
-    refusal = torch_refusal("kernelopt worker")
-    if refusal:
-        print(refusal, file=sys.stderr)
+    if refuse_unsupported_torch("kernelopt worker"):
         return 2
     try:
         settings = get_settings()

@@ -72,3 +72,13 @@ def torch_refusal(command: str, version: str | None = None) -> str | None:
     """
     problem = torch_version_problem(version if version is not None else installed_torch_version())
     return f"{command}: {problem}" if problem else None
+
+
+def refuse_unsupported_torch(command: str) -> bool:
+    """Print `command`'s refusal line to stderr and return True when the installed torch is unsupported."""
+    import sys
+
+    refusal = torch_refusal(command)
+    if refusal:
+        print(refusal, file=sys.stderr, flush=True)
+    return refusal is not None

@@ -11,6 +11,7 @@ from sqlalchemy import select
 
 from kernelopt.api.ui import charts
 from kernelopt.api.ui.reports import llm_digest
+from kernelopt.pipeline.outcome import cause_code
 from kernelopt.service.job_queries import StatsTally
 from kernelopt.service.strategy_memory import AVOID_BELOW, AVOID_MIN_ATTEMPTS, avoid_list
 from kernelopt.storage.models import Artifact, Job, utcnow
@@ -43,7 +44,7 @@ def team_overview(session: Any, team_id: int, blobs: Any) -> dict:
             by_tag.setdefault(tag, StatsTally()).add(*args)
         by_precision.setdefault(prec or asked_prec or "strict", StatsTally()).add(*args)
         if cause:
-            causes[cause.split(":", 1)[0].strip()] += 1
+            causes[cause_code(cause)] += 1
     tags = sorted(by_tag)
     stats = total.as_dict()
     return {

@@ -20,6 +20,7 @@ from starlette.concurrency import run_in_threadpool
 from kernelopt.api.deps import TeamRef, in_db_thread, read_db
 from kernelopt.api.ui import session as sess
 from kernelopt.pipeline.outcome import OUTCOMES
+from kernelopt.pipeline.outcome import cause_code as outcome_cause_code  # the dashboard allows None
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
@@ -116,7 +117,7 @@ def speed_text(job: Any) -> str:
 
 
 def cause_code(cause: str | None) -> str | None:
-    return cause.split(":", 1)[0].strip() if cause else None
+    return outcome_cause_code(cause) if cause else None
 
 
 def live_row(job: Any) -> dict[str, Any]:
