@@ -198,7 +198,8 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
                               "stopped_reason": "; ".join(filter(None, (applicable(g, target) for g in generators)))})
             continue
         config = ctx.search_config(len(usable))  # at least one chain per generator that applies to this kernel
-        evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype),
+        evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
+                                               rho_max=opts.rho_max),
                                    scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
 

@@ -70,6 +70,9 @@ class NcuKernel:
     rules: list[NcuRule] = field(default_factory=list)  # the top rules by estimated speedup
     tier: str = ""
     tier_reason: str = ""
+    # metric -> the unit text of a value this parser could not convert (so the report shows why a figure
+    # is missing instead of a silent None)
+    unparsed_units: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -103,8 +106,14 @@ def number(text: str) -> float | None:
         return None
 
 
-_TIME_UNITS = {"second": 1e3, "msecond": 1.0, "usecond": 1e-3, "nsecond": 1e-6}
-_BYTE_UNITS = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Kibyte": 1024, "Mibyte": 1024 ** 2}
+# ncu spells units both ways across releases ("nsecond" and "ns", "byte/second" and "byte/s"); on the
+# H200's ncu 2025.3.1 with `--print-units base`, neither Duration nor the byte rate parsed with the long
+# spellings alone (both came back None on the GPU).
+_TIME_UNITS = {"second": 1e3, "s": 1e3, "msecond": 1.0, "ms": 1.0, "usecond": 1e-3, "us": 1e-3,
+               "nsecond": 1e-6, "ns": 1e-6}
+_BYTE_UNITS = {"byte": 1, "B": 1, "Kbyte": 1e3, "KB": 1e3, "Mbyte": 1e6, "MB": 1e6, "Gbyte": 1e9, "GB": 1e9,
+               "Tbyte": 1e12, "TB": 1e12, "Kibyte": 1024, "KiB": 1024, "Mibyte": 1024 ** 2, "MiB": 1024 ** 2}
+_RATE_SUFFIXES = ("/second", "/s")
 
 
 def _ms(value: float | None, unit: str) -> float | None:
@@ -116,10 +125,15 @@ def _bytes(value: float | None, unit: str) -> float | None:
     return None if value is None or unit not in _BYTE_UNITS else value * _BYTE_UNITS[unit]
 
 
+def _is_rate(unit: str) -> bool:
+    return unit.endswith(_RATE_SUFFIXES)
+
+
 def _per_second(value: float | None, unit: str) -> float | None:
-    if value is None or not unit.endswith("/second"):
+    suffix = next((s for s in _RATE_SUFFIXES if unit.endswith(s)), None)
+    if value is None or suffix is None:
         return None
-    scale = _bytes(1.0, unit.removesuffix("/second"))
+    scale = _bytes(1.0, unit.removesuffix(suffix))
     return None if scale is None else value * scale
 
 
@@ -157,14 +171,18 @@ def parse_details_csv(text: str) -> dict[str, NcuKernel]:
             continue
         if metric == "Duration":
             k.duration_ms = _ms(value, unit)
+            if k.duration_ms is None:
+                k.unparsed_units[metric] = unit
         elif metric == "Compute (SM) Throughput" and section == SOL_SECTION:
             k.compute_sol_pct = value
         elif metric == "Memory Throughput" and section == SOL_SECTION:
             k.memory_sol_pct = value
         elif metric == "DRAM Throughput" and section == SOL_SECTION:
             k.dram_sol_pct = value
-        elif metric == "Memory Throughput" and unit.endswith("/second"):
+        elif metric == "Memory Throughput" and _is_rate(unit):
             k.dram_bytes_per_s = _per_second(value, unit)
+            if k.dram_bytes_per_s is None:
+                k.unparsed_units[metric] = unit
         elif metric == "Registers Per Thread" and value is not None:
             k.registers = int(value)
         elif metric == "Achieved Occupancy":
@@ -305,6 +323,8 @@ def _run_ncu(exe: str, req: NcuRequest, kernels: list[str]) -> tuple[dict[str, N
         return {}, f"ncu took longer than {req.timeout_s:.0f} s"
     except OSError as exc:
         return {}, f"ncu could not run: {exc}"
+    # kept beside the report: what was parsed can be read again when a figure comes back missing
+    (scratch / "details.csv").write_text(export.stdout)
     try:
         return parse_details_csv(export.stdout), None
     except ValueError as exc:

@@ -28,6 +28,14 @@ class EvalContext:
     seeds: list[int]
     dtype: str = "fp32"
     device: str = "cuda"
+    rho_max: float = 10.0  # Gate 2's float64 branch, for targets whose reference runs in float64
+
+    @property
+    def reference_runs_in_float64(self) -> bool:
+        """A library group with no Triton kernel: its statements are library calls, which take float64
+        operands (a Triton kernel is compiled for its dtype) -- Gate 2's float64 branch applies."""
+        group = self.target.group
+        return bool(group) and group.get("anchor_kind") == "library" and len(group.get("kernels") or []) == 1
 
 
 @dataclass
@@ -139,9 +147,12 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
         if not g1.passed:
             attempts.append(Attempt(cand, False, "gate1", g1.message, metrics=g1.metrics))
             continue
+        ctx = batch.context
         g2 = check_kernel(cand.source, state.ios, reference=state.baseline, rtol=tol.rtol, atol=tol.atol,
-                          arg_names=batch.context.target.arg_names,
-                          name=cand.target, loader=state.load, device=state.device if state.offloaded else None)
+                          arg_names=ctx.target.arg_names,
+                          name=cand.target, loader=state.load, device=state.device if state.offloaded else None,
+                          reference64=state.baseline if ctx.reference_runs_in_float64 else None,
+                          rho_max=ctx.rho_max)
         if not g2.passed:
             attempts.append(Attempt(cand, False, "gate2", g2.message, metrics=g2.metrics))
             continue

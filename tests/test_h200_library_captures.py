@@ -83,3 +83,16 @@ def test_emulated_addmm_takes_bias_addmms_stride_0_bias():
     err = (out.double() - ref).abs().max() / ref.abs().max()
     fp32 = (torch.addmm(row, a, b).double() - ref).abs().max() / ref.abs().max()
     assert emu.last_method == "split3" and err <= max(fp32, 1e-7) * 4
+
+
+def test_gate2s_float64_branch_is_for_groups_of_library_calls_alone():
+    """A group whose statements are library calls alone can be re-run on float64 operands (Gate 2's float64
+    branch: docs/architecture.md, Gate 2); one with a Triton epilogue cannot (its kernels are compiled for fp32)."""
+    from kernelopt.search.evaluate import EvalContext
+
+    def branch(name):
+        (g,) = [g for g in library_groups((H200 / name / "baseline_module.py").read_text()) if g.replaceable]
+        return EvalContext("problem.py", "workdir", _group_target(g, 1.0, "strict"), [1]).reference_runs_in_float64
+
+    assert branch("22_matmul_large_k") is True  # K = 524288: extern_kernels.mm alone
+    assert branch("02_linear_swish_scale") is False  # mm + a Triton epilogue

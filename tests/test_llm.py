@@ -304,7 +304,9 @@ def _retune(body: dict) -> str:
 
 @pytest.mark.gpu
 def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
-    problem = REPO / "benchmarks" / "problems" / "level1" / "07_layer_norm.py"
+    # a problem whose kernel the strategy searches (layer_norm runs at the memory roofline on an H200:
+    # the job skips it as near-optimal and asks the LLM nothing; seen on the GPU)
+    problem = REPO / "tests" / "testdata" / "problems" / "softmax_rows.py"
     with ScriptedLLM([_retune]) as server:
         for k, v in server.env().items():
             monkeypatch.setenv(k, v)
@@ -312,7 +314,8 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
                                                                     time_budget_s=600))
     run = tmp_path / "run"
     assert result.outcome in ("optimized", "matched", "fallback"), (result.cause, result.error)
-    assert server.requests and "def run(*args, stream=None):" in user_text(server.requests[0])
+    assert server.requests, ("the job asked the LLM nothing", result.outcome, result.cause)
+    assert "def run(*args, stream=None):" in user_text(server.requests[0])
     traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm"]
     assert len(traj) == len(server.requests)
     passed = [t for t in traj if t["passed"]]

@@ -158,3 +158,17 @@ def test_command_and_lock():
     assert cmd[:3] == ["ncu", "--clock-control", "none"] and "regex:^(a|b)$" in cmd and cmd[-3:] == ["python", "-m", "t"]
     with gpu_profiler_lock(lock_dir=os.environ.get("TMPDIR", "/tmp")):
         pass  # taken and released; a second holder would wait (flock)
+
+
+def test_short_unit_spellings_parse_and_an_unknown_unit_is_named():
+    sol, mem = "GPU Speed Of Light Throughput", "Memory Workload Analysis"
+    text = "\n".join([HEADER,
+                      _row(0, "k_short", sol, "Duration", "us", "12.5"),
+                      _row(0, "k_short", mem, "Memory Throughput", "Gbyte/s", "3,900"),
+                      _row(0, "k_odd", sol, "Duration", "cycle", "4096"),
+                      _row(0, "k_odd", mem, "Memory Throughput", "furlong/s", "1")]) + "\n"
+    kernels = parse_details_csv(text)
+    assert abs(kernels["k_short"].duration_ms - 0.0125) < 1e-12 and kernels["k_short"].dram_bytes_per_s == 3.9e12
+    assert kernels["k_short"].unparsed_units == {}
+    odd = kernels["k_odd"]
+    assert odd.duration_ms is None and odd.unparsed_units == {"Duration": "cycle", "Memory Throughput": "furlong/s"}

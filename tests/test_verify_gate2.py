@@ -249,3 +249,64 @@ def test_the_memory_plan_offloads_only_what_the_device_cannot_hold():
     assert not plan_offload(1 * gib, 3, 139 * gib)
     assert plan_offload(36 * gib, 3, 139 * gib)  # a 12 GiB input, its output, three seeds
     assert not plan_offload(36 * gib, 3, None)  # no device: nothing to plan
+
+
+# --- the float64 branch, for references that run in float64 (library groups with no Triton kernel) ----
+
+GEMM_NAMES = ["in_ptr0", "in_ptr1", "out_ptr0"]
+K_LARGE = 1 << 18  # outputs near 500: fp32's own rounding exceeds atol 1e-3 on elements near zero
+
+
+class _LibraryMM:
+    """A library group's reference as the pipeline installs it: its statement is a library call."""
+
+    def run(self, a, b, out, stream=None):
+        torch.mm(a, b, out=out)
+
+
+CHUNKED_MM = '''
+import torch
+def run(a, b, out, stream=None):  # another summation order, all in fp32: as accurate as the reference
+    out.copy_(sum(torch.mm(a[:, k:k + 4096], b[k:k + 4096]) for k in range(0, a.shape[1], 4096)))
+'''
+BF16_MM = '''
+import torch
+def run(a, b, out, stream=None):  # reduced precision: far from float64
+    out.copy_(torch.mm(a.bfloat16(), b.bfloat16()).float())
+'''
+
+
+@pytest.fixture
+def large_k_ios(device):
+    return [reference_io(_LibraryMM(), [randn(s, 8, K_LARGE, device=device), randn(s + 7, K_LARGE, 8, device=device),
+                                        torch.zeros(8, 8, device=device)], "mm", GEMM_NAMES) for s in (0, 1)]
+
+
+def test_a_large_k_gemm_in_another_order_fails_allclose_but_passes_the_float64_branch(large_k_ios):
+    plain = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES)
+    assert not plain.passed and "exceeds atol" in plain.message  # the fixed tolerance is below fp32's rounding
+    r = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
+                     reference64=_LibraryMM())
+    assert r.passed, r.message
+    assert 0 < r.metrics["gate2_rho_arg2"] < 10
+
+
+def test_the_float64_branch_rejects_reduced_precision_and_names_rho(large_k_ios):
+    r = check_kernel(fresh(BF16_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
+                     reference64=_LibraryMM())
+    assert not r.passed and "float64 branch" in r.message and "rho_max 10" in r.message
+
+
+class _Float32Only:
+    """A reference compiled for fp32 (as a Triton kernel is): float64 operands make it raise."""
+
+    def run(self, a, b, out, stream=None):
+        if a.dtype != torch.float32:
+            raise TypeError("compiled for float32")
+        torch.mm(a, b, out=out)
+
+
+def test_a_reference_that_cannot_run_in_float64_leaves_allclose_verdict(large_k_ios):
+    r = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
+                     reference64=_Float32Only())
+    assert not r.passed and "exceeds atol" in r.message and not r.metrics.get("harness_error")
