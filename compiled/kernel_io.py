@@ -31,34 +31,6 @@ class KernelIO:
                 seen[id(x)] = x.untyped_storage().nbytes()
         return sum(seen.values())
 
-    @property
-    def on_device(self) -> str | None:
-        import torch
-
-        return next((str(x.device) for x in self.before if isinstance(x, torch.Tensor)), None)
-
-    def to(self, device: str, pin: bool = False) -> "KernelIO":
-        """A copy on `device` (same strides; shared arguments stay shared); `pin`: page-locked host memory."""
-        import torch
-
-        moved: dict[int, Any] = {}
-
-        def move(x: Any) -> Any:
-            if not isinstance(x, torch.Tensor):
-                return x
-            if id(x) not in moved:
-                try:
-                    y = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device,
-                                            pin_memory=pin and torch.device(device).type == "cpu")
-                except RuntimeError:  # no page-locked memory left: pageable is slower, not wrong
-                    y = torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=device)
-                y.copy_(x)
-                moved[id(x)] = y
-            return moved[id(x)]
-
-        return KernelIO(self.kernel, [move(b) for b in self.before], [move(a) for a in self.after],
-                        dict(self.launch_kwargs))
-
     def written(self) -> list[int]:
         """Indexes of tensor arguments the reference launch changed (outputs, in/out)."""
         import torch
@@ -133,6 +105,50 @@ class _Recorder:
 def output_indexes(arg_names: list[str]) -> list[int]:
     """Arguments Inductor's naming marks as pure outputs (out_ptrN; not in_out_ptrN)."""
     return [i for i, n in enumerate(arg_names) if n.startswith("out_ptr")]
+
+
+class RecordedOnDemand:
+    """The seeds' recorded launches, one on the device at a time, each recorded again when asked for.
+
+    For launches too large for the device to hold every seed (a 12 GiB input, its output
+    before and after, three seeds: ~116 GB): `record(seed)` re-runs the compiled module
+    with the launch instrumented, which costs one model call, where copying the seed in
+    from host memory would cost tens of GB over PCIe and as much page-locked host memory.
+    A record handed out is valid until the next one is asked for: its tensors are then
+    released, so two seeds never share the device.
+    """
+
+    def __init__(self, record, seeds: list[int], first: "KernelIO | None" = None):
+        self._record, self.seeds = record, list(seeds)
+        self._held: tuple[int, KernelIO] | None = (0, first) if first is not None else None
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def __getitem__(self, i: int) -> KernelIO:
+        if not 0 <= i < len(self.seeds):
+            raise IndexError(i)
+        if self._held is not None and self._held[0] == i:
+            return self._held[1]
+        if self._held is not None:
+            old = self._held[1]
+            old.before.clear()
+            old.after.clear()
+            self._held = None
+            _release_cached_device_memory()
+        io = self._record(self.seeds[i])
+        self._held = (i, io)
+        return io
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self.seeds)))
+
+
+def _release_cached_device_memory() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def capture_kernel_io(mod: types.ModuleType, kernel: str, run_module,

@@ -46,7 +46,8 @@ class EvalBatch:
 
 @dataclass
 class _KernelState:
-    ios: list  # KernelIO per seed: on the device, or in host memory where the device is short
+    # KernelIO per seed: a list on the device, or RecordedOnDemand where the device cannot hold every seed
+    ios: Any
     baseline: Any  # Inductor's kernel object (has .run)
     stream: Any = None
     baseline_ms: float | None = None
@@ -58,14 +59,9 @@ class _KernelState:
 
         return runtime.bind_candidate(runtime.load_kernel_module(source, name), self.module)
 
-    @property
-    def offloaded(self) -> bool:
-        return bool(self.ios) and self.ios[0].on_device == "cpu" and self.device != "cpu"
-
     def io(self, seed: int):
-        """One seed's recorded launch on the device (copied from host memory if offloaded)."""
-        io = self.ios[seed]
-        return io.to(self.device) if self.offloaded else io
+        """One seed's recorded launch, on the device."""
+        return self.ios[seed]
 
 
 # Gate 2 holds, besides the recorded seeds, two guarded copies of a launch's arguments
@@ -74,8 +70,9 @@ WORKING_SETS = 3
 DEVICE_SHARE = 0.8  # of the memory free before recording, what the plan may take
 
 
-def plan_offload(io_bytes: int, seeds: int, free_bytes: int | None) -> bool:
-    """Whether the seeds' recorded launches must live in host memory, one seed on the device at a time."""
+def plan_one_seed_at_a_time(io_bytes: int, seeds: int, free_bytes: int | None) -> bool:
+    """Whether the device cannot hold every seed's recorded launch: then one seed is held at a time
+    (compiled.kernel_io.RecordedOnDemand)."""
     if free_bytes is None:
         return False
     return io_bytes * (seeds + WORKING_SETS) > DEVICE_SHARE * free_bytes
@@ -96,7 +93,7 @@ def _state(c: EvalContext) -> _KernelState:
     key = (c.workdir, c.target.name, tuple(c.seeds))
     if key not in _STATE:
         from kernelopt.compiled import runtime
-        from kernelopt.compiled.kernel_io import capture_kernel_io, output_indexes
+        from kernelopt.compiled.kernel_io import RecordedOnDemand, capture_kernel_io, output_indexes
         from kernelopt.compiled.restitch import ModelContext
 
         _STATE.clear()  # one target at a time: free the previous kernel's tensors first
@@ -105,18 +102,18 @@ def _state(c: EvalContext) -> _KernelState:
         # library call included) is installed in the module and recorded like a kernel
         mod = ctx.module({c.target.name: c.target.source} if c.target.is_group else None)
         free = _free_device_bytes(c.device)
-        ios: list = []
-        offload = False
-        for seed in c.seeds:
+
+        def record(seed: int):
             args = ctx.flat_args(ctx.inputs(seed))
-            records = capture_kernel_io(mod, c.target.name, lambda m: runtime.call_module(m, args),
-                                        poison=output_indexes(c.target.arg_names))
-            del args
-            io = records[0]
-            if not ios and plan_offload(io.nbytes(), len(c.seeds), free):
-                offload = True  # decided on the first seed: every seed has the same shapes
-            ios.append(io.to("cpu", pin=True) if offload else io)
-            del records, io
+            return capture_kernel_io(mod, c.target.name, lambda m: runtime.call_module(m, args),
+                                     poison=output_indexes(c.target.arg_names))[0]
+
+        first = record(c.seeds[0])
+        ios: Any
+        if plan_one_seed_at_a_time(first.nbytes(), len(c.seeds), free):  # every seed has the same shapes
+            ios = RecordedOnDemand(record, c.seeds, first)
+        else:
+            ios = [first] + [record(seed) for seed in c.seeds[1:]]
         _STATE[key] = _KernelState(ios, getattr(mod, c.target.name), _raw_stream(c.device), device=c.device,
                                    module=mod)
     return _STATE[key]
@@ -150,7 +147,7 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
         ctx = batch.context
         g2 = check_kernel(cand.source, state.ios, reference=state.baseline, rtol=tol.rtol, atol=tol.atol,
                           arg_names=ctx.target.arg_names,
-                          name=cand.target, loader=state.load, device=state.device if state.offloaded else None,
+                          name=cand.target, loader=state.load,
                           reference64=state.baseline if ctx.reference_runs_in_float64 else None,
                           rho_max=ctx.rho_max)
         if not g2.passed:

@@ -106,6 +106,17 @@ def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kern
     assert all(r[3] is not None and r[3] > 0 for r in passed)
 
 
+def test_gate2_holds_one_seed_at_a_time_for_a_12_gib_kernel(tmp_path):
+    """Issue 9, item 1: a 12 GiB input, its output and three seeds do not fit on one H200; Gate 2 judges
+    candidates with one seed recorded at a time, never 'could not run the reference' for memory."""
+    path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / "level1" / "20_leaky_relu_12gib.py")
+    cg = run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path)
+    kernel = next(iter(decompose(Path(cg.module_path).read_text()).kernels))
+    results = run_in_child(_search_one, (str(tmp_path), path, kernel), timeout_s=600, scratch=tmp_path)
+    assert results and not [r for r in results if "could not run the reference" in (r[2] or "")], results
+    assert [r for r in results if r[0]], results
+
+
 def _profile(arg):
     workdir, problem = arg
     from kernelopt.compiled.graph import CapturedGraph

@@ -232,23 +232,35 @@ def test_recorded_launches_hold_an_untouched_input_once(pointwise_ios):
     assert io.nbytes() == io.before[0].untyped_storage().nbytes() * 3  # input once, output before and after
 
 
-def test_seeds_kept_in_host_memory_are_checked_one_at_a_time(pointwise_ios, device):
-    """Where the device cannot hold every seed, they wait in (page-locked) host memory."""
-    host = [io.to("cpu", pin=device == "cuda") for io in pointwise_ios]
-    assert host[0].after[0] is host[0].before[0] and host[0].on_device == "cpu"
-    ok = check_kernel(source("pointwise_good_block256"), host, arg_names=PW_NAMES, device=device)
+def test_seeds_recorded_on_demand_are_held_one_at_a_time(device):
+    """Where the device cannot hold every seed, each is recorded again when its turn comes."""
+    from kernelopt.compiled.kernel_io import RecordedOnDemand
+
+    launcher = load_candidate(source("pointwise_ref"), "ref")
+    recorded: list[int] = []
+
+    def record(seed):
+        recorded.append(seed)
+        return reference_io(launcher, [randn(seed, N, device=device), torch.zeros(N, device=device), N],
+                            "pointwise_ref", PW_NAMES)
+
+    ios = RecordedOnDemand(record, [1, 2, 3], first=record(1))
+    ok = check_kernel(source("pointwise_good_block256"), ios, arg_names=PW_NAMES)
     assert ok.passed and ok.metrics["seeds"] == 3, ok.message
-    bad = check_kernel(source("pointwise_wrong_mask"), host, arg_names=PW_NAMES, device=device)
-    assert not bad.passed
+    held = ios[2]
+    assert ios[0].before and not held.before  # asking for seed 0 released seed 2's tensors
+    assert recorded == [1, 2, 3, 1]
+    bad = check_kernel(fresh(source("pointwise_stale_cache")), ios, arg_names=PW_NAMES)
+    assert not bad.passed and bad.metrics["failed_seed"] == 1  # seeds differ: it is still three seeds
 
 
-def test_the_memory_plan_offloads_only_what_the_device_cannot_hold():
-    from kernelopt.search.evaluate import plan_offload
+def test_the_memory_plan_holds_one_seed_at_a_time_only_where_the_device_cannot_hold_them_all():
+    from kernelopt.search.evaluate import plan_one_seed_at_a_time
 
     gib = 1 << 30
-    assert not plan_offload(1 * gib, 3, 139 * gib)
-    assert plan_offload(36 * gib, 3, 139 * gib)  # a 12 GiB input, its output, three seeds
-    assert not plan_offload(36 * gib, 3, None)  # no device: nothing to plan
+    assert not plan_one_seed_at_a_time(1 * gib, 3, 139 * gib)
+    assert plan_one_seed_at_a_time(36 * gib, 3, 139 * gib)  # a 12 GiB input, its output, three seeds
+    assert not plan_one_seed_at_a_time(36 * gib, 3, None)  # no device: nothing to plan
 
 
 # --- the float64 branch, for references that run in float64 (library groups with no Triton kernel) ----

@@ -161,13 +161,12 @@ def check_launch(candidate: Any, io: KernelIO, reference: Any = None, rtol: floa
 def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = None,
                  rtol: float = RTOL, atol: float = ATOL, arg_names: Optional[Sequence[str]] = None,
                  name: str = "candidate", loader: Optional[Callable[[str, str], Any]] = None,
-                 device: Optional[str] = None, reference64: Any = None, rho_max: float = 10.0) -> GateResult:
+                 reference64: Any = None, rho_max: float = 10.0) -> GateResult:
     """All seeds must pass; the first failing seed and its reason are reported.
 
     `loader(source, name)`: how to load the candidate (default `load_candidate`;
     library groups bind theirs to the output module).
-    `device`: the recorded launches live in host memory (the device could not
-    hold every seed) and each is copied there for its turn, one at a time.
+    `ios` may be a list or a compiled.kernel_io.RecordedOnDemand (one seed held at a time).
 
     `reference`: optionally the original kernel (an object with .run); it is
     then re-run on the same poisoned setup, else `io.after` is the reference
@@ -181,11 +180,9 @@ def check_kernel(candidate_source: str, ios: list[KernelIO], reference: Any = No
     except (Exception, SystemExit) as exc:
         return GateResult.fail(GATE, "the candidate does not import: " + describe_exception(exc))
     worst: dict[str, float] = {}
-    for seed, recorded in enumerate(ios):
+    for seed in range(len(ios)):
         try:
-            io = recorded.to(device) if device is not None else recorded
-            msg, metrics = check_launch(mod, io, reference, rtol, atol, arg_names, reference64, rho_max)
-            del io
+            msg, metrics = check_launch(mod, ios[seed], reference, rtol, atol, arg_names, reference64, rho_max)
         except (Exception, SystemExit) as exc:  # the reference itself failed: not the candidate's fault
             return GateResult.fail(GATE, f"could not run the reference: {describe_exception(exc)}; seed {seed}",
                                    failed_seed=seed, harness_error=True)
