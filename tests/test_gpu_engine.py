@@ -172,7 +172,12 @@ def test_nsight_compute_profiles_a_kernel_in_the_sandbox(captures):
                                                ncu=exe), timeout_s=600, scratch=cg.workdir)
     assert res.available, res.note
     k = res.kernels[kernel]
-    assert 0 < k["memory_sol_pct"] <= 100 and 0 < k["duration_ms"] and k["registers"] > 0, k
+    # the rows ncu exported for the figures checked below (profiling/ncu.py keeps the CSV beside its report)
+    rows = [line for csv in Path(cg.workdir).rglob("details.csv") for line in csv.read_text().splitlines()
+            if "Duration" in line or "Throughput" in line]
+    assert k["unparsed_units"] == {}, (k, rows)  # names the unit text where a figure did not parse
+    assert 0 < k["memory_sol_pct"] <= 100 and k["duration_ms"] and k["registers"] > 0, (k, rows)
+    assert k["dram_bytes_per_s"] and k["dram_bytes_per_s"] > 1e9, (k, rows)
 
 
 def test_a_bf16_job_casts_the_model_declines_fp32_only_generators_and_checks_in_bf16(tmp_path):
