@@ -91,6 +91,13 @@ def test_noise_raises_the_bar_for_the_roofline_too():
     assert quiet[0].searched and not noisy[0].searched
 
 
+def test_a_kernel_measured_just_above_the_bandwidth_probe_is_at_the_roofline():
+    # the H200's 12 GiB leaky_relu kernel: 0.99x of the probe in one run, 1.012x in the next
+    (d,) = plan_targets({"k": "pointwise"}, profile(triton("k", 1.0, fraction=1.012)), gamma=1.03)
+    assert not d.searched and d.tier == "near-optimal" and d.roofline_ceiling == pytest.approx(1.0)
+    assert "101.2% of the measured bandwidth" in d.reason
+
+
 @pytest.mark.parametrize("fraction", [None, 1.4, 0.0])
 def test_no_decision_from_an_unknown_or_impossible_roofline(fraction):
     # Above 1 the byte count does not describe the kernel (partial reads, L2 hits): decide nothing from it.

@@ -322,3 +322,26 @@ def test_a_reference_that_cannot_run_in_float64_leaves_allclose_verdict(large_k_
     r = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
                      reference64=_Float32Only())
     assert not r.passed and "exceeds atol" in r.message and not r.metrics.get("harness_error")
+
+
+def test_comparisons_in_chunks_say_what_one_whole_pass_says(monkeypatch):
+    """Gate 2 compares a 12 GiB output chunk by chunk (verify.compare.COMPARE_CHUNK): same verdicts, same feedback."""
+    from kernelopt.verify import compare
+    from kernelopt.verify.compare import compare_close, max_abs_error, poison_
+
+    ref = torch.randn(64, 33, generator=torch.Generator().manual_seed(3))
+    wrong = ref.clone()
+    wrong[5, 7] += 0.5  # the first mismatch
+    wrong[40, 2] -= 2.0  # the worst one, in another chunk
+    unwritten = ref.clone()
+    poison_(unwritten[60:])
+    nan_one_side = ref.clone()
+    nan_one_side[10, 10] = float("nan")
+    cases = [(ref.clone(), ref), (wrong, ref), (unwritten, ref), (nan_one_side, ref)]
+    whole = [(compare_close(a, e, 1e-3, 1e-3, "out"), max_abs_error(a, e)) for a, e in cases]
+    monkeypatch.setattr(compare, "COMPARE_CHUNK", 100)  # 22 chunks of the 2112 elements
+    chunked = [(compare_close(a, e, 1e-3, 1e-3, "out"), max_abs_error(a, e)) for a, e in cases]
+    assert chunked == whole
+    assert whole[0] == (None, 0.0)
+    assert "max abs error 2 at index (40, 2)" in whole[1][0] and "the first at index (5, 7)" in whole[1][0]
+    assert "132 were never written" in whole[2][0] and "NaN must appear" in whole[3][0]

@@ -106,12 +106,23 @@ def compare_exact(actual: torch.Tensor, expected: torch.Tensor, label: str) -> O
             f"{fmt_index(first, tuple(actual.shape))}: got {_val(a)}{note}, expected {_val(e)}")
 
 
+# Elements per float64 pass of a comparison: a 12 GiB fp32 output compared whole in float64
+# needs ~100 GiB of temporaries (two upcasts, the difference, its absolute value) and ran the
+# H200 out of memory inside Gate 2; chunks of 2^25 elements bound that to ~1 GiB.
+COMPARE_CHUNK = 1 << 25
+
+
+def _flat_pair(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return actual.detach().reshape(-1), expected.detach().to(actual.device).reshape(-1)
+
+
 def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float,
                   label: str) -> Optional[str]:
     """allclose(actual, expected, rtol, atol, equal_nan=True), in float64, with feedback.
 
     Integer and bool tensors must match exactly. NaN must appear exactly where
-    the expected tensor has NaN; infinities must match in sign.
+    the expected tensor has NaN; infinities must match in sign. Compared in chunks
+    (COMPARE_CHUNK): the verdict and the feedback are those of one whole pass.
     """
     if actual.shape != expected.shape:
         return f"{label}: shape {tuple(actual.shape)} differs from expected {tuple(expected.shape)}"
@@ -119,39 +130,53 @@ def compare_close(actual: torch.Tensor, expected: torch.Tensor, rtol: float, ato
         return f"{label}: dtype {actual.dtype} differs from expected {expected.dtype}"
     if not actual.is_floating_point():
         return compare_exact(actual, expected, label)
-    a = actual.detach().to(torch.float64).reshape(-1)
-    e = expected.detach().to(device=actual.device, dtype=torch.float64).reshape(-1)
-    close = torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
-    n_bad = int((~close).sum())
+    a_all, e_all = _flat_pair(actual, expected)
+    n_bad = never = 0
+    first = worst = -1
+    worst_err = -1.0
+    for start in range(0, a_all.numel(), COMPARE_CHUNK):
+        raw = a_all[start:start + COMPARE_CHUNK]
+        a, e = raw.to(torch.float64), e_all[start:start + COMPARE_CHUNK].to(torch.float64)
+        bad = ~torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True)
+        count = int(bad.sum())
+        if count == 0:
+            continue
+        n_bad += count
+        never += int((is_poison(raw) & bad).sum())
+        if first < 0:
+            first = start + int(bad.nonzero()[0])
+        err = torch.where(bad, torch.nan_to_num((a - e).abs(), nan=float("inf")), torch.zeros_like(a))
+        i = int(err.argmax())
+        if float(err[i]) > worst_err:  # the first of the largest, as one argmax over everything finds it
+            worst_err, worst = float(err[i]), start + i
     if n_bad == 0:
         return None
     shape = tuple(actual.shape)
-    err = (a - e).abs()
-    err = torch.where(close, torch.zeros_like(err), torch.nan_to_num(err, nan=float("inf")))
-    worst = int(err.argmax())
-    av, ev = a[worst].item(), e[worst].item()
+    av, ev = float(a_all[worst].to(torch.float64)), float(e_all[worst].to(torch.float64))
     where = fmt_index(worst, shape)
-    first = int((~close).nonzero()[0])
-    count = f"{n_bad} of {a.numel()} elements mismatch" + (
+    count_text = f"{n_bad} of {a_all.numel()} elements mismatch" + (
         f", the first at index {fmt_index(first, shape)}" if first != worst else "")
-    if bool(is_poison(actual).reshape(-1)[worst]):
-        never = int((is_poison(actual).reshape(-1) & ~close).sum())
-        return (f"{label}: {count}; {never} were never written (they still hold the poison NaN), "
+    if bool(is_poison(a_all[worst:worst + 1]).any()):
+        return (f"{label}: {count_text}; {never} were never written (they still hold the poison NaN), "
                 f"first at index {where} where {_val(ev)} was expected — check the masks and the "
                 f"grid cover every element")
     if av != av or ev != ev:  # NaN on one side only
-        return (f"{label}: {count}; at index {where} got {_val(av)}, expected {_val(ev)} "
+        return (f"{label}: {count_text}; at index {where} got {_val(av)}, expected {_val(ev)} "
                 f"(NaN must appear exactly where the reference has NaN)")
-    return (f"{label}: max abs error {err[worst].item():.3g} at index {where} (got {_val(av)}, "
-            f"expected {_val(ev)}) exceeds atol {atol:g} + rtol {rtol:g}*|ref|; {count}")
+    return (f"{label}: max abs error {worst_err:.3g} at index {where} (got {_val(av)}, "
+            f"expected {_val(ev)}) exceeds atol {atol:g} + rtol {rtol:g}*|ref|; {count_text}")
 
 
 def max_abs_error(actual: torch.Tensor, expected: torch.Tensor) -> float:
-    """max |actual − expected| in float64; NaN on one side only counts as inf; equal values 0."""
+    """max |actual − expected| in float64; NaN on one side only counts as inf; equal values 0 (in chunks)."""
     if not (actual.is_floating_point() and expected.is_floating_point()) or actual.numel() == 0:
         return 0.0 if torch.equal(bits(actual), bits(expected.to(actual.device))) else float("inf")
-    a = actual.detach().to(torch.float64)
-    e = expected.detach().to(device=a.device, dtype=torch.float64)
-    same = (a == e) | (a.isnan() & e.isnan())
-    diff = torch.where(same, torch.zeros_like(a), (a - e).abs())
-    return float(torch.nan_to_num(diff, nan=float("inf")).max())
+    a_all, e_all = _flat_pair(actual, expected)
+    worst = 0.0
+    for start in range(0, a_all.numel(), COMPARE_CHUNK):
+        a = a_all[start:start + COMPARE_CHUNK].to(torch.float64)
+        e = e_all[start:start + COMPARE_CHUNK].to(torch.float64)
+        same = (a == e) | (a.isnan() & e.isnan())
+        diff = torch.where(same, torch.zeros_like(a), (a - e).abs())
+        worst = max(worst, float(torch.nan_to_num(diff, nan=float("inf")).max()))
+    return worst
