@@ -133,7 +133,7 @@ def emulated_body(group: LibraryGroup, conv: ConvCall) -> list[str]:
     assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
     call = stmt.value
     call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr="convolution", ctx=ast.Load())
-    call.keywords.append(ast.keyword(arg="out_stride", value=ast.Constant(conv.out_stride)))
+    call.keywords.append(ast.keyword(arg="out_stride", value=ast.parse(repr(tuple(conv.out_stride)), mode="eval").body))
     body = list(group.body)
     body[group.anchor_in_body] = ast.unparse(stmt)
     return body
@@ -206,7 +206,7 @@ class ConvFp32Generator:
         group = LibraryGroup.from_dict(target.group)
         tried = {a.candidate.params.get("method") for a in history}
         tried |= {c.params.get("method") for c in getattr(history, "pending", [])}
-        out = []
+        out: list[Candidate] = []
         for method in self.methods(target):
             if method in tried or len(out) >= budget:
                 continue
