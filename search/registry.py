@@ -47,6 +47,13 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   # its constructions split fp32 words by bit masks (TF32 hi/lo) and emulate fp32
                   # accuracy: bf16/fp16 GEMMs already run on tensor cores in cuBLAS
                   dtypes=(Dtype.FP32.value,)),
+    GeneratorSpec("conv_fp32", "kernelopt.search.conv_group:ConvFp32Generator", ("group",),
+                  "library groups extern_kernels.convolution + epilogue (Conv1d/2d/3d, transposed, grouped, "
+                  "strided, dilated): cuDNN 3xTF32 in channel chunks (fp32 emulation) / IEEE fp32 on "
+                  "channels_last operands, epilogue unchanged; plain TF32 too under 'tf32'", ("strict", "tf32"),
+                  # the split is of fp32 words by bit masks (TF32 hi/lo); bf16/fp16 convolutions already
+                  # run on tensor cores in cuDNN
+                  dtypes=(Dtype.FP32.value,)),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",

@@ -1,0 +1,297 @@
+"""fp32 convolutions on the GPU: cuDNN fp32 and TF32 against the constructions of
+`search/conv_emulated.py` (the conv_fp32 generator's), side by side in one run.
+
+Shapes: every `aten.convolution` the suite's convolution problems run
+(benchmarks/problems/level2/03, 04, 07, 10, 11, level3/02, 03, 08, level1/23), found
+by running each problem's Model(*get_init_inputs()) on get_inputs() on the meta
+device under a dispatch mode that records the calls (no memory, no compute);
+identical calls are measured once.
+
+For each shape: every method's median time (`triton.testing.do_bench`, L2 flushed
+before each call), its speedup over cuDNN fp32 (TF32 off), and its max error
+against a float64 convolution of the same inputs (max|y - y64| / max|y64|), also as
+ρ = err / err(cuDNN fp32). Admissible: ρ ≤ 1 (the GEMM benchmark's rule). Errors
+are measured on the first --err-images images of the batch (a convolution is
+computed per image, so the arithmetic is the same; the float64 reference of a
+whole batch would take longer than the run may). Times include everything a
+method does per call (split pass, channels_last conversion).
+
+    python3 benchmarks/conv_fp32.py --out DIR                 # on one GPU, < 120 s
+    python3 benchmarks/conv_fp32.py --cpu-smoke --out DIR     # tiny shapes on the CPU (TF32 emulated)
+
+Writes DIR/conv_fp32.json and DIR/conv_fp32.md (after every shape). Imports torch,
+triton (GPU runs only) and the standard library.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import runpy
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # the checkout's `kernelopt` namespace (kernelopt/__init__.py)
+try:
+    from kernelopt.search import conv_emulated as ce
+except ImportError:  # run from a folder holding conv_emulated.py
+    import conv_emulated as ce  # type: ignore[no-redef]
+
+PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/07_conv_softmax_maxpool",
+            "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min", "level3/02_cnn_block",
+            "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block",
+            "level1/23_conv_transpose2d_grouped_dilated"]
+#: --cpu-smoke: (name, input shape, weight shape, has bias, aten.convolution arguments)
+SMOKE = [
+    ("smoke conv2d 3x3", (2, 32, 12, 12), (16, 32, 3, 3), True, dict(padding=1)),
+    ("smoke convT grouped dilated", (2, 16, 8, 8), (16, 8, 3, 3), False,
+     dict(stride=2, padding=1, dilation=2, transposed=True, output_padding=1, groups=4)),
+]
+
+#: method -> description (all timed, all ranked)
+INFO = {
+    "cudnn_fp32": "cuDNN IEEE fp32 (cudnn.allow_tf32 off): the reference",
+    "cudnn_tf32": "cuDNN TF32 (cudnn.allow_tf32 on, PyTorch's default): not fp32-accurate",
+    "split3_chunk128": "3xTF32 on cuDNN, RN split, input channels chunked to a reduction <= 128 per term, "
+                       "one TF32 conv per chunk on [x_lo|x_hi|x_hi]*[w_hi;w_lo;w_hi] (per group), chunks added in fp32",
+    "split3_chunk256": "the same with chunks of <= 256 (the generator's default)",
+    "split3_chunk512": "the same with chunks of <= 512",
+    "split3_chunk256_separate": "as split3_chunk256 with three TF32 convs per chunk instead of one concatenated",
+    "split3_chunk256_nhwc": "as split3_chunk256 with the input converted to channels_last first (timed)",
+    "channels_last_fp32": "cuDNN IEEE fp32 on input and weight converted to channels_last (timed), result NHWC",
+}
+
+
+def record_convolutions(problem: Path) -> list[dict]:
+    """The aten.convolution calls of one problem's forward, from a meta-device run."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls: list[dict] = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            if func is torch.ops.aten.convolution.default:
+                x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+                calls.append(dict(x=list(x.shape), w=list(w.shape), bias=b is not None, stride=list(stride),
+                                  padding=list(padding), dilation=list(dilation), transposed=bool(transposed),
+                                  output_padding=list(output_padding), groups=int(groups)))
+            return func(*args, **(kwargs or {}))
+
+    ns = runpy.run_path(str(problem))
+    with torch.device("meta"):
+        model = ns["Model"](*ns["get_init_inputs"]())
+        inputs = ns["get_inputs"]()
+    with Recorder(), torch.no_grad():
+        model(*inputs)
+    return calls
+
+
+def suite_shapes(log) -> dict[str, dict]:
+    """name -> call; a call several problems (or one twice) make is measured once, listing them all."""
+    shapes: dict[str, dict] = {}
+    by_key: dict[str, dict] = {}
+    for name in PROBLEMS:
+        try:
+            calls = record_convolutions(ROOT / "benchmarks" / "problems" / f"{name}.py")
+        except Exception as exc:  # a problem that does not run on meta: say so, keep the others
+            log(f"{name}: shapes not recorded ({type(exc).__name__}: {exc})")
+            continue
+        for i, c in enumerate(calls):
+            key = json.dumps(c, sort_keys=True)
+            if key in by_key:
+                by_key[key]["problems"].append(f"{name}#{i}")
+                continue
+            by_key[key] = dict(c, problems=[f"{name}#{i}"])
+            shapes[f"{name.split('/')[0][-1]}/{name.split('/')[1][:2]}#{i} " + describe(c)] = by_key[key]
+    return shapes
+
+
+def describe(c: dict) -> str:
+    k = "x".join(map(str, c["w"][2:]))
+    kind = "convT" if c["transposed"] else "conv"
+    extra = [f"{n}{v[0]}" for n, v, default in (("s", c["stride"], 1), ("p", c["padding"], 0), ("d", c["dilation"], 1))
+             if any(i != default for i in v)]
+    if c["groups"] != 1:
+        extra.append(f"g{c['groups']}")
+    c_out = c["w"][1] * c["groups"] if c["transposed"] else c["w"][0]
+    return f"{kind} {'x'.join(map(str, c['x']))} k{k} ->{c_out}" + (
+        f" ({','.join(extra)})" if extra else "")
+
+
+def make_operands(c: dict, device: str, seed: int = 0):
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(c["x"], generator=g, device=device)
+    w = torch.randn(c["w"], generator=g, device=device) / math.sqrt(math.prod(c["w"][1:]))
+    c_out = c["w"][1] * c["groups"] if c["transposed"] else c["w"][0]
+    b = torch.randn(c_out, generator=g, device=device) if c["bias"] else None
+    args = ce.conv_args(len(c["x"]) - 2, c["stride"], c["padding"], c["dilation"], c["transposed"],
+                        c["output_padding"], c["groups"])
+    return x, w, b, args
+
+
+def methods(x, w, b, args) -> dict:
+    """name -> zero-argument callable returning the fp32 result."""
+    fmt = ce.channels_last_format(x.dim())
+    out = {
+        "cudnn_fp32": lambda: ce.fp32_conv(x, w, b, args),
+        "cudnn_tf32": lambda: ce.tf32_conv(x, w, b, args),
+        "split3_chunk128": lambda: ce.split3_conv(x, w, b, args, chunk=128),
+        "split3_chunk256": lambda: ce.split3_conv(x, w, b, args, chunk=256),
+        "split3_chunk512": lambda: ce.split3_conv(x, w, b, args, chunk=512),
+        "split3_chunk256_separate": lambda: ce.split3_conv(x, w, b, args, chunk=256, layout="separate"),
+    }
+    if fmt is not None:
+        out["split3_chunk256_nhwc"] = lambda: ce.split3_conv(x.contiguous(memory_format=fmt), w, b, args, chunk=256)
+        out["channels_last_fp32"] = lambda: ce.channels_last_conv(x, w, b, args)
+    return out
+
+
+def time_ms(fn, device: str, warmup_ms: float, rep_ms: float) -> float:
+    if device == "cuda":
+        import triton.testing
+
+        return float(triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median"))
+    times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
+    x, w, b, args = make_operands(c, device)
+    n_err = min(args_ns.err_images, x.shape[0])
+    xe = x[:n_err].contiguous()
+    ref = args.call(xe.double(), w.double(), b.double() if b is not None else None)
+    errs = {name: ce.max_rel_error(fn(), ref) for name, fn in methods(xe, w, b, args).items()}
+    del ref
+    rows: dict = {}
+    base = errs["cudnn_fp32"]
+    for name, fn in methods(x, w, b, args).items():
+        if time.time() > budget_end and name != "cudnn_fp32":
+            rows[name] = {"skipped": "time budget", "err": errs[name]}
+            continue
+        try:
+            ms = time_ms(fn, device, args_ns.warmup_ms, args_ns.rep_ms)
+        except Exception as exc:  # out of memory on a big shape, an unsupported cuDNN case: a row, not a crash
+            rows[name] = {"error": f"{type(exc).__name__}: {exc}"[:300], "err": errs[name]}
+            continue
+        rows[name] = {"ms": ms, "err": errs[name], "rho": errs[name] / base if base else None}
+    fp32_ms = rows["cudnn_fp32"]["ms"]
+    for r in rows.values():
+        if "ms" in r:
+            r["speedup"] = fp32_ms / r["ms"]
+            r["admissible"] = r["rho"] is not None and r["rho"] <= 1.0
+    plan = ce.split3_plan(x, w, args, 256)
+    rows["_plan256"] = plan.describe()
+    log("  done: " + ", ".join(f"{k} {v['ms']:.3f} ms rho {v['rho']:.2g}" for k, v in rows.items()
+                                if isinstance(v, dict) and "ms" in v))
+    return rows
+
+
+def markdown(results: dict) -> str:
+    names = list(INFO)
+    lines = [f"# fp32 convolutions: cuDNN fp32/TF32 vs conv_fp32's constructions ({results['device']})", "",
+             f"{results['started']}; torch {results['torch']}; {results.get('cudnn', '')}; "
+             f"errors on the first {results['err_images']} image(s); ρ = err / err(cuDNN fp32); ✗: ρ > 1.", "",
+             "| shape | " + " | ".join(names) + " | best admissible |",
+             "|---|" + "---|" * (len(names) + 1)]
+    speedups = []
+    for shape, rows in results["shapes"].items():
+        cells = []
+        for n in names:
+            r = rows.get(n)
+            if r is None:
+                cells.append("")
+            elif "ms" not in r:
+                cells.append(r.get("skipped") or "error")
+            elif n == "cudnn_fp32":
+                cells.append(f"{r['ms']:.3f} ms, err {r['err']:.1e}")
+            else:
+                cells.append(f"{r['ms']:.3f} ms {r['speedup']:.2f}× ρ {r['rho']:.2g}" + ("" if r["admissible"] else " ✗"))
+        ok = [(r["speedup"], n) for n, r in rows.items() if isinstance(r, dict) and r.get("admissible")]
+        best = max(ok) if ok else (1.0, "cudnn_fp32")
+        speedups.append(max(best[0], 1.0))
+        cells.append(f"{best[1]} {best[0]:.2f}×")
+        lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+    if speedups:
+        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+        lines += ["", f"Geomean of the best admissible method per shape (1.0× where none is faster): {geo:.2f}×"]
+    lines += ["", "Methods:", ""] + [f"- `{n}`: {d}" for n, d in INFO.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--cpu-smoke", action="store_true", help="two tiny shapes on the CPU (TF32 emulated)")
+    ap.add_argument("--only", default=None, help="comma-separated substrings of shape names")
+    ap.add_argument("--warmup-ms", type=float, default=10.0, help="do_bench warmup per method (ms)")
+    ap.add_argument("--rep-ms", type=float, default=40.0, help="do_bench rep per method (ms)")
+    ap.add_argument("--err-images", type=int, default=2, help="images of the batch the errors are measured on")
+    ap.add_argument("--budget-s", type=float, default=100.0, help="time only cuDNN fp32 after this many seconds")
+    args_ns = ap.parse_args(argv)
+    out = Path(args_ns.out)
+    out.mkdir(parents=True, exist_ok=True)
+    log_file = open(out / "conv_fp32.log", "a")
+
+    def log(msg: str) -> None:
+        print(msg, flush=True)
+        log_file.write(msg + "\n")
+        log_file.flush()
+
+    start = time.time()
+    device = "cpu" if args_ns.cpu_smoke else "cuda"
+    if device == "cuda" and not torch.cuda.is_available():
+        log("no CUDA device: run with --cpu-smoke for the CPU check")
+        return 2
+    if args_ns.cpu_smoke:
+        shapes = {name: dict(x=list(xs), w=list(ws), bias=bias, **_full(kw, len(xs) - 2))
+                  for name, xs, ws, bias, kw in SMOKE}
+    else:
+        shapes = suite_shapes(log)
+    if args_ns.only:
+        keys = args_ns.only.split(",")
+        shapes = {k: v for k, v in shapes.items() if any(s in k for s in keys)}
+    results = {"started": datetime.datetime.now().isoformat(timespec="seconds"), "device":
+               torch.cuda.get_device_name() if device == "cuda" else f"CPU ({platform.processor() or platform.machine()})",
+               "torch": torch.__version__, "cudnn": f"cuDNN {torch.backends.cudnn.version()}" if device == "cuda" else "",
+               "err_images": args_ns.err_images, "argv": sys.argv[1:], "methods": INFO, "shapes": {}, "calls": shapes}
+    budget_end = start + args_ns.budget_s
+    status = 0
+    for name, c in shapes.items():
+        log(f"{name} ({time.time() - start:.0f} s)")
+        try:
+            results["shapes"][name] = bench_shape(c, device, args_ns, budget_end, log)
+        except Exception:
+            status = 1
+            results["shapes"][name] = {"error": traceback.format_exc()[-1500:]}
+            log(results["shapes"][name]["error"])
+        if device == "cuda":
+            torch.cuda.empty_cache()
+        results["wall_s"] = time.time() - start
+        (out / "conv_fp32.json").write_text(json.dumps(results, indent=1))
+        good = {k: v for k, v in results["shapes"].items() if "error" not in v}
+        (out / "conv_fp32.md").write_text(markdown({**results, "shapes": good}))
+    log(f"wall {time.time() - start:.1f} s; wrote {out / 'conv_fp32.md'}")
+    return status
+
+
+def _full(kw: dict, spatial: int) -> dict:
+    a = ce.conv_args(spatial, **kw)
+    return dict(stride=list(a.stride), padding=list(a.padding), dilation=list(a.dilation), transposed=a.transposed,
+                output_padding=list(a.output_padding), groups=a.groups)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
