@@ -103,6 +103,11 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         return JobResult(Outcome.FALLBACK, f"{Cause.HARNESS_ERROR}: the gates could not run the baseline of {len(harness)} "
                          f"kernel(s), so no candidate could be judged; {target}: {message[:400]}",
                          speedup=1.0, **baseline_result)
+    failed = [(s["target"], s["generator_errors"][0]) for s in summaries if s.get("generator_errors")]
+    if not faster and failed and not any(s["attempts"] for s in summaries):
+        target, message = failed[0]  # e.g. an LLM endpoint that cannot be reached, a package not installed
+        return JobResult(Outcome.FALLBACK, f"{Cause.NO_CANDIDATES}: every generator failed before proposing a "
+                         f"candidate; {target}: {message[:400]}", speedup=1.0, **baseline_result)
     if not faster:
         n = sum(s["passed"] for s in summaries)
         declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
@@ -230,6 +235,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             "required_kernel_speedup": round(need, 4), "candidates_for_verification": len(wins),
             # Gate 2 could not run Inductor's own kernel (out of memory, say): not the candidates' fault.
             "harness_errors": [a.feedback for a in result.attempts if a.metrics.get("harness_error")][:3],
+            "generator_errors": result.generator_errors[:3],
         })
     llm_usage = [g.usage() for g in generators if hasattr(g, "usage")]
     if llm_usage:  # token counts per job (and cost where prices are configured)

@@ -63,6 +63,7 @@ class SearchResult:
     iterations_run: int = 0
     diversified: list[int] = field(default_factory=list)  # iterations that ran with the diversify hint
     notes: list[str] = field(default_factory=list)  # generator errors and other non-fatal events
+    generator_errors: list[str] = field(default_factory=list)  # "generator: Type: message", each failed propose()
     # chains stopped early: {"chain", "generator", "reason": ChainStop, "iteration", "consecutive_failures"}
     stopped_chains: list[dict] = field(default_factory=list)
 
@@ -171,6 +172,7 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     `on_chain_stop` is told of each chain stopped early (the job's trajectory records it).
     """
     notes: list[str] = []
+    generator_errors: list[str] = []
     usable = []
     from kernelopt.search.registry import applicable
 
@@ -226,6 +228,7 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
                 log.exception("generator %s failed on %s", gen.name, target.name)
                 notes.append(f"iteration {iterations_run}: {gen.name} (chain {chain}) failed: "
                              f"{type(exc).__name__}: {exc}")
+                generator_errors.append(f"{gen.name}: {type(exc).__name__}: {exc}")
                 failures[chain] += 1
                 if failures[chain] >= MAX_GENERATOR_FAILURES:
                     active.discard(chain)
@@ -301,7 +304,7 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
 
     ranked = sorted((a for a in attempts if a.passed), key=latency)
     return SearchResult(target.name, ranked, attempts, stopped, beam, iterations_run, diversified, notes,
-                        stopped_chains)
+                        generator_errors, stopped_chains)
 
 
 def _measured(attempts: list[Attempt]) -> int:

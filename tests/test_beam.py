@@ -205,6 +205,8 @@ def test_should_stop_no_generator_and_exhaustion():
     result = search_kernel(target, [Once(), Raises()], evaluator, SearchConfig(iterations=5))
     assert result.stopped_reason == "exhausted" and len(result.attempts) == 1 and result.ranked
     assert sum("LLM endpoint down" in n for n in result.notes) == 2  # retired after two failures
+    # the job's cause reads these (pipeline.model_job: every generator failed -> no-candidates, with why)
+    assert result.generator_errors == ["raises: RuntimeError: LLM endpoint down"] * 2
     assert len(evaluator.batches) - before == 1
 
 
