@@ -127,7 +127,7 @@ def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_tes
 
 def test_registry_lists_generators_with_what_they_touch():
     names = [d["name"] for d in describe()]
-    assert names == ["launch_config", "gemm_fp32", "llm"]
+    assert names == ["launch_config", "gemm_fp32", "llm", "llm_codegen"]
     spec = GENERATORS["gemm_fp32"]
     assert spec.targets == ("group",) and spec.policies == ("strict", "tf32") and "addmm" in spec.touches
     g, target = _small_group_target()
@@ -156,7 +156,7 @@ def test_cli_lists_the_generators(capsys):
     assert main(["generators"]) == 0
     out = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in out]
-    assert names[:2] == ["launch_config", "gemm_fp32"] and set(names) == {"launch_config", "gemm_fp32", "llm"}
+    assert names[:2] == ["launch_config", "gemm_fp32"] and set(names) == {"launch_config", "gemm_fp32", "llm", "llm_codegen"}
     # targets; policies; the data dtypes it is made for (search.registry's `dtypes`)
     assert "[group; strict/tf32; fp32]" in out[1] and "[kernel/kernel-file; strict/tf32; fp32/bf16/fp16]" in out[0]
 
