@@ -244,6 +244,12 @@ def test_registry_entry_and_what_each_agent_declines(cpu):
     assert CodegenGenerator(configured).applicable(group) is None
     assert "library groups" in CodegenGenerator(configured).applicable(kernel)
     assert "llm_codegen" in LLMGenerator(configured).applicable(group)
+    # the service's worker hands its LLM settings (and the team's AVOID list) to jobs naming either agent
+    from kernelopt.worker.execute import llm_settings_for
+
+    env = {"KERNELOPT_LLM_MODEL": "m", "KERNELOPT_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
+    assert llm_settings_for({"generators": ["llm_codegen"]}, env)["model"] == "m"
+    assert llm_settings_for({"generators": ["gemm_fp32", "launch_config"]}, env) is None
 
 
 def test_agents_of_one_job_share_one_session_and_one_call_numbering(tmp_path, cpu):
