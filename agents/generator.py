@@ -27,6 +27,7 @@ from typing import Callable, Optional
 from kernelopt.agents.llm import TRANSCRIPTS_FILE, LLMClient, LLMSettings
 from kernelopt.agents.memory import ExperienceMemory
 from kernelopt.agents.planner import Plan, Planner
+from kernelopt.agents.session import AgentSession
 from kernelopt.agents.templates import PROMPTS, prompt
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
@@ -106,34 +107,37 @@ class Conversation:
 
 class LLMGenerator:
     name = "llm"
+    agent = "executor"  # the agent whose replies are the candidates (transcripts.jsonl's `agent`)
     hears_duplicates = True  # search.beam records a repeated candidate as `duplicate` and tells us
 
     def __init__(self, settings: LLMSettings | None = None, retries: int = DEFAULT_RETRIES):
-        self.settings = settings or LLMSettings.from_env()
         self.retries = retries
-        self.transcript_path: Optional[Path] = None
-        self.should_cancel: Optional[Callable[[], bool]] = None
+        # Our own session until a job attaches us: then the job's, shared with its other agent generators.
+        self.session = AgentSession(settings or LLMSettings.from_env())
         # The job's memory when attached (the pipeline feeds it every attempt); else our own, fed from history.
         self.memory = ExperienceMemory()
         self._own_memory = True
         self._fed: dict[str, int] = {}  # target -> history entries already given to our own memory
         self.avoid: list[dict] = []  # the team's AVOID list: [{"strategy", "attempts", "successes", "jobs"}]
-        self._client: Optional[LLMClient] = None
         self._planner: Optional[Planner] = None
         self._conversations: dict[tuple[str, int], Conversation] = {}  # (target, chain) -> conversation
         self._started = 0
-        self._agents: dict[str, dict[str, int]] = {}  # per agent: calls and tokens
+
+    @property
+    def settings(self) -> LLMSettings:
+        return self.session.settings
 
     def attach(self, workdir: str | Path, should_cancel: Callable[[], bool] | None = None, *,
                settings: LLMSettings | None = None, memory: ExperienceMemory | None = None,
-               avoid: list[dict] | None = None, retries: int | None = None) -> None:
+               avoid: list[dict] | None = None, retries: int | None = None,
+               session: AgentSession | None = None) -> None:
         """Join a job: transcripts.jsonl in `workdir`, its cancellation, and what the orchestrator hands over —
         the LLM settings (passed as data by the service's worker, never through a sandboxed environment),
-        the job's experience memory, the team's AVOID list and K."""
-        self.transcript_path = Path(workdir) / TRANSCRIPTS_FILE
-        self.should_cancel = should_cancel
-        if settings is not None:
-            self.settings = settings
+        the job's experience memory, the team's AVOID list and K. `session`: the job's LLM session when another
+        agent generator of the job already made one (one client: one numbering of the job's calls)."""
+        self.session = session or AgentSession(settings or self.settings, Path(workdir) / TRANSCRIPTS_FILE,
+                                               should_cancel)
+        self._planner = None
         if memory is not None:
             self.memory, self._own_memory = memory, False
         if avoid is not None:
@@ -143,9 +147,7 @@ class LLMGenerator:
 
     @property
     def client(self) -> LLMClient:
-        if self._client is None:
-            self._client = LLMClient(self.settings, self.transcript_path, self.should_cancel)
-        return self._client
+        return self.session.client
 
     @property
     def planner(self) -> Planner:
@@ -155,25 +157,17 @@ class LLMGenerator:
 
     def usage(self) -> dict:
         """Token counts of this job's calls (and cost where prices are configured), in all and per agent."""
-        base = {"model": self.settings.model, "base_url": self.settings.base_url,
-                "agents": {k: dict(v) for k, v in self._agents.items()}}
-        if self._client is None:
-            return {**base, "calls": 0, "failed_calls": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                    "total_tokens": 0, "cost": None}
-        return {**base, **self._client.usage.to_dict()}
+        return self.session.usage()
 
     def _count(self, agent: str, prompt_tokens: int, completion_tokens: int) -> None:
-        t = self._agents.setdefault(agent, {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        t["calls"] += 1
-        t["prompt_tokens"] += prompt_tokens
-        t["completion_tokens"] += completion_tokens
+        self.session.count(agent, prompt_tokens, completion_tokens)
 
     def applicable(self, target: KernelTarget) -> Optional[str]:
         reason = self.settings.unconfigured()
         if reason:
             return reason
         if target.is_group:
-            return "library groups are not given to the LLM yet (kernel files and Triton kernels only)"
+            return "library groups go to the codegen agent (`llm_codegen`); `llm` rewrites Triton kernels and kernel files"
         return None
 
     def _plan(self, target: KernelTarget, source: str, chain: int, history: list[Attempt],
@@ -216,6 +210,9 @@ class LLMGenerator:
 
     def propose(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt],
                 budget: int) -> list[Candidate]:
+        """The conversation loop (the module doc), shared by every agent that writes candidates: the
+        hooks `_start` (a fresh conversation), `_next_turn` (after a passing candidate), `_replied` and
+        `_refusal` say what differs between the executor and codegen."""
         chain = getattr(history, "chain", 0)
         diversify = bool(getattr(history, "diversify", False))
         self._remember(target, history)
@@ -233,19 +230,16 @@ class LLMGenerator:
                 max_attempts=str(self.retries))})
         else:
             conv.retries = 0
-            conv.plan = self._plan(target, last.candidate.source, chain, history, diversify)
-            timing = ""
-            if last.kernel_ms and last.baseline_kernel_ms:
-                timing = f" It ran in {last.kernel_ms:.4f} ms; the original in {last.baseline_kernel_ms:.4f} ms."
-            conv.messages.append({"role": "user", "content": prompt("executor_improve", timing=timing,
-                                                                    plan=_plan_text(conv.plan))})
-        reply = self.client.chat(conv.messages, agent="executor",
+            conv.messages.append({"role": "user", "content": self._next_turn(target, conv, last, history, chain,
+                                                                             diversify)})
+        reply = self.client.chat(conv.messages, agent=self.agent,
                                  meta={"target": target.name, "chain": chain, "conversation": conv.index,
                                        "retry": conv.retries, "plan_id": conv.plan.plan_id})
-        self._count("executor", reply.prompt_tokens, reply.completion_tokens)
+        self._count(self.agent, reply.prompt_tokens, reply.completion_tokens)
         conv.messages.append({"role": "assistant", "content": reply.content})
         conv.calls.append(reply.call)
         code, prose = extract_code(reply.content)
+        self._replied(conv, reply.content, prose)
         plan = conv.plan
         params = {"call": reply.call, "conversation": conv.index, "retry": conv.retries,
                   "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
@@ -254,14 +248,38 @@ class LLMGenerator:
         if plan.avoided:
             params["avoided_strategy"] = True  # the planner chose an AVOID strategy anyway: on record
         parent = conv.last_id if last is not None else conv.base_id
+        refused = self._refusal(target, code) if code is not None else None
         if code is None:
             cand = Candidate(target.name, reply.content, self.name, f"llm reply {reply.call}: no candidate",
                              params=params, parent=parent, rejected=prose)
+        elif refused:
+            cand = Candidate(target.name, code, self.name, f"llm reply {reply.call}: refused before the gates",
+                             params=params, parent=parent, rejected=refused)
         else:
             summary = " ".join(prose.split())[:160] or f"candidate from LLM call {reply.call}"
             cand = Candidate(target.name, code, self.name, summary, params=params, parent=parent)
         conv.last_id = cand.id
         return [cand]
+
+    def _next_turn(self, target: KernelTarget, conv: Conversation, last: Attempt, history: list[Attempt],
+                   chain: int, diversify: bool) -> str:
+        """The message after a candidate passed Gates 1-2: the planner's next plan, in the same conversation."""
+        conv.plan = self._plan(target, last.candidate.source, chain, history, diversify)
+        return prompt("executor_improve", timing=_timing(last), plan=_plan_text(conv.plan))
+
+    def _replied(self, conv: Conversation, reply: str, prose: str) -> None:
+        """After each reply, before its candidate is made (the executor implements the planner's plan: nothing)."""
+
+    def _refusal(self, target: KernelTarget, code: str) -> Optional[str]:
+        """Why a reply's code breaks the agent's contract and is no candidate (recorded at gate `extract`, its
+        reason fed back like a gate's); None when it goes to the gates."""
+        return None
+
+
+def _timing(last: Attempt) -> str:
+    if last.kernel_ms and last.baseline_kernel_ms:
+        return f" It ran in {last.kernel_ms:.4f} ms; the original in {last.baseline_kernel_ms:.4f} ms."
+    return ""
 
 
 def _plan_text(plan: Plan) -> str:

@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
     o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
     o.add_argument("--generators", help="comma-separated candidate generators (`kernelopt generators` lists them; "
-                   "default launch_config,gemm_fp32); `llm` needs KERNELOPT_LLM_MODEL and an endpoint")
+                   "default launch_config,gemm_fp32); `llm` and `llm_codegen` need KERNELOPT_LLM_MODEL and an "
+                   "endpoint")
     o.add_argument("--search", help="search controls, e.g. T=3,N=4,K=2,B=4,Q=8,chains=2,meltdown_failures=4 "
                    "(docs/agents.md)")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")

@@ -38,7 +38,7 @@ import textwrap
 from dataclasses import asdict, dataclass, field
 
 from kernelopt.compiled.decompose import ALLOC_FUNCS, BOOKKEEPING_CALLS, VIEW_FUNCS, VIEW_METHODS, KernelGraph, decompose
-from kernelopt.compiled.module_parse import dotted, find_call, op_name
+from kernelopt.compiled.module_parse import comment_block_above, dotted, find_call, op_name
 
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)
 CONV_OPS = ("convolution",)
@@ -73,6 +73,11 @@ class LibraryGroup:
     # a generator whose arithmetic is for one dtype declines the others (search.registry's `dtypes`)
     param_dtypes: dict = field(default_factory=dict)
     reason: str = ""  # why the group cannot be re-stitched; "" when it can
+    # What the module states about the group, for a generator that writes it anew (agents.codegen):
+    # Inductor's comments on the group's statements in call() ("Source Nodes: [...], Original ATen: [...]"),
+    # and each of its kernels' definitions (the comment block naming the ATen graph it fuses, then its source)
+    notes: list[str] = field(default_factory=list)
+    kernel_sources: dict = field(default_factory=dict)
 
     @property
     def replaceable(self) -> bool:
@@ -394,14 +399,20 @@ def library_groups(source: str, graph: KernelGraph | None = None) -> list[Librar
     """The library groups of an Inductor output module, in launch order (see the module doc)."""
     graph = graph or decompose(source)
     tree = ast.parse(source)
+    lines = source.splitlines()
+    definitions = _kernel_definitions(tree, lines)
     groups = _detect(graph)
     for g in groups:
+        g.kernel_sources = {k: definitions[k] for k in g.kernels if k in definitions}
         try:
             sp, params, base = _span(tree, graph, g)
             g.arg_names = _roles(g, graph, params, base)
         except _Unsupported as exc:
             g.reason = str(exc)
             continue
+        span = sp.block[sp.start:sp.stop]
+        g.notes = [t.strip() for t in lines[span[0].lineno - 1:span[-1].end_lineno or span[-1].lineno]
+                   if t.strip().startswith("#")]
         g.params = params
         g.body = [ast.unparse(s) for s in sp.body]
         g.anchor_in_body = sp.anchor_in_body
@@ -412,6 +423,22 @@ def library_groups(source: str, graph: KernelGraph | None = None) -> list[Librar
             if buf is not None and buf.dtype:
                 g.param_dtypes[p] = buf.dtype
     return groups
+
+
+def _kernel_definitions(tree: ast.Module, lines: list[str]) -> dict[str, str]:
+    """name -> the module's `name = async_compile.<kind>(..., source)`: its comment block, then its source."""
+    out = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and (dotted(node.value.func) or "").startswith("async_compile.")):
+            continue
+        texts = [a.value for a in node.value.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if texts:
+            # the kernel path line names a cache file of the machine that compiled it: nothing to read
+            comment = "\n".join(t for t in comment_block_above(lines, node.lineno)
+                                if not t.lstrip().startswith("# kernel path:"))
+            out[node.targets[0].id] = (comment + "\n" if comment else "") + max(texts, key=len).strip("\n")
+    return out
 
 
 # ---------------------------------------------------------------------------

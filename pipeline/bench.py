@@ -29,6 +29,7 @@ from typing import Optional
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.errors import InputError
 from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
+from kernelopt.pipeline.outcome import Outcome, cause_code
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.tolerance import Dtype
 
@@ -273,8 +274,9 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     geo = {lv: _geomean_measured([r for r in rows if r["level"] == lv]) for lv in levels}
     geo["all"] = _geomean_measured(rows)
     not_measured_rows = [r for r in rows if deployed_speedup(r) is None]
-    outcomes = Counter(r["result"]["outcome"] for r in rows)
-    causes = Counter(r["result"]["cause"].split(":")[0] for r in rows if r["result"]["outcome"] != "optimized")
+    # plain strings: an Outcome printed inside a dict shows as <Outcome.FALLBACK: 'fallback'>
+    outcomes = Counter(Outcome(r["result"]["outcome"]).value for r in rows)
+    causes = Counter(cause_code(r["result"]["cause"]) for r in rows if r["result"]["outcome"] != "optimized")
     regressions = [r["problem"] for r in rows if r["result"]["outcome"] == "optimized"
                    and (deployed_speedup(r) or 1.0) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
     wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]

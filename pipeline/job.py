@@ -64,6 +64,7 @@ class JobContext:
     # None: the environment's) and the team's AVOID list. The engine knows nothing of where they came from.
     llm_settings: Any = None
     avoid: list[dict] = field(default_factory=list)
+    agent_session: Any = None  # agents.session.AgentSession, made by the first agent generator attached
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -118,7 +119,9 @@ class JobContext:
         """Give an agent generator (one with `attach`) this job's directory, cancellation, settings and memory."""
         if hasattr(generator, "attach"):
             generator.attach(self.workdir, self.should_cancel, settings=self.llm_settings, memory=self.memory,
-                             avoid=self.avoid, retries=self.options.executor_retries)
+                             avoid=self.avoid, retries=self.options.executor_retries, session=self.agent_session)
+            # the job's agent generators share one LLM session: one client, one numbering of transcripts.jsonl
+            self.agent_session = getattr(generator, "session", None) or self.agent_session
 
     def search_config(self, usable: int):
         from kernelopt.search.beam import SearchConfig

@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from kernelopt.agents.session import job_usage
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.job import JobContext
@@ -187,9 +188,9 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:
             evaluator.close()
-            llm_usage = [g.usage() for g in generators if hasattr(g, "usage")]
+            llm_usage = job_usage(generators)  # one entry per LLM session (the job's agents share one)
             if llm_usage:  # token counts per job (and cost where prices are configured)
-                ctx.report["llm"] = llm_usage[0] if len(llm_usage) == 1 else llm_usage
+                ctx.report["llm"] = llm_usage
         ctx.report["search"] = [{"target": target.name, "attempts": len(result.attempts),
                                  "passed": sum(a.passed for a in result.attempts),
                                  "best_kernel_speedup": _best_kernel_speedup(result.ranked),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.decompose import KernelGraph, decompose
 from kernelopt.compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
@@ -237,9 +238,9 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             "harness_errors": [a.feedback for a in result.attempts if a.metrics.get("harness_error")][:3],
             "generator_errors": result.generator_errors[:3],
         })
-    llm_usage = [g.usage() for g in generators if hasattr(g, "usage")]
+    llm_usage = job_usage(generators)  # one entry per LLM session (the job's agents share one)
     if llm_usage:  # token counts per job (and cost where prices are configured)
-        ctx.report["llm"] = llm_usage[0] if len(llm_usage) == 1 else llm_usage
+        ctx.report["llm"] = llm_usage
     return ranked, summaries
 
 

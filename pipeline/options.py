@@ -11,12 +11,18 @@ from kernelopt.verify.tolerance import Dtype
 from kernelopt.pipeline.outcome import Outcome, check_cause
 
 
+def _default_generators() -> list[str]:
+    from kernelopt.search.registry import default_generators  # the registry's own list, not a copy
+
+    return default_generators()
+
+
 @dataclass
 class JobOptions:
     dtype: str = "fp32"  # a verify.tolerance.Dtype value: fp32 | bf16 | fp16
     precision: str = "strict"  # strict | tf32 (docs/architecture.md, Precision policies)
     time_budget_s: float = 900.0  # whole job, compile included
-    generators: list[str] = field(default_factory=lambda: ["launch_config", "gemm_fp32"])  # search.registry
+    generators: list[str] = field(default_factory=lambda: _default_generators())  # search.registry
     gamma: float = 1.03  # Gate 4: required end-to-end speedup
     rho_max: float = 10.0
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3])  # Gate 2/3 input seeds

@@ -30,6 +30,7 @@ class GeneratorSpec:
     # in any other dtype (the job's, or a group's buffers') is declined with the reason
     dtypes: tuple[str, ...] = DTYPES
     default: bool = True  # in the job's default generator list
+    llm: bool = False  # an agent: it calls the job's LLM endpoint (the worker hands its settings over)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -53,11 +54,20 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "channels_last operands, epilogue unchanged; plain TF32 too under 'tf32'", ("strict", "tf32"),
                   # the split is of fp32 words by bit masks (TF32 hi/lo); bf16/fp16 convolutions already
                   # run on tensor cores in cuDNN
-                  dtypes=(Dtype.FP32.value,)),
+                  dtypes=(Dtype.FP32.value,),
+                  # opt-in: on the H200 every construction was slower than the cuDNN call it replaces, on all
+                  # ten suite shapes (benchmarks/results/2026-12-02-h200-conv-fp32): the baseline's cuDNN runs
+                  # TF32 by PyTorch's default (cudnn.allow_tf32, read at capture), 3xTF32 does three times that
+                  default=False),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",
-                  ("strict", "tf32"), default=False),
+                  ("strict", "tf32"), default=False, llm=True),
+    GeneratorSpec("llm_codegen", "kernelopt.agents.codegen:CodegenGenerator", ("group",),
+                  "the codegen agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): a new module for a "
+                  "library group (its library call and epilogue) written from the group's ATen graph, declaring "
+                  "its precision; only when an endpoint is configured", ("strict", "tf32"), default=False,
+                  llm=True),
 )}
 # A kernel file has no Inductor kernels: a generator named for "kernel" may have a
 # kernel-file counterpart, used when the job's problem is a kernel file.
@@ -98,6 +108,11 @@ def applicable(gen: CandidateGenerator, target: KernelTarget) -> Optional[str]:
     A generator not in the table (a test's) is asked its own test only.
     """
     return dtype_reason(gen.name, target.data_dtypes()) or gen.applicable(target)
+
+
+def uses_llm(names: Iterable[str]) -> bool:
+    """Whether any of the named generators is an agent (needs the LLM settings and the team's AVOID list)."""
+    return any(GENERATORS[n].llm for n in names if n in GENERATORS)
 
 
 def available() -> list[str]:

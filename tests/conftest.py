@@ -7,6 +7,7 @@ GPU tests are marked `gpu`: skipped without CUDA, selected with `--gpu`.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,31 @@ def tmp_path(tmp_path):
             break
         os.chmod(d, os.stat(d).st_mode | 0o001)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def cpu_capture(tmp_path_factory):
+    """`cpu_capture(name, dtype="fp32")`: tests/testdata/problems/<name>.py compiled by Inductor's CPU backend on
+    this machine (the capture's work directory, made once per session).
+
+    Tests that *run* a CPU output module use this, not tests/testdata/captured_cpu: Inductor's C++ kernels
+    are compiled for the capturing machine's vector width, and the stored ones (AVX-512) leave part of
+    their output unwritten on an AVX2 machine. Tests that only parse a module may read the stored ones.
+    """
+    from kernelopt.compiled.capture import CaptureRequest, capture_model
+    from kernelopt.isolation import run_in_child
+
+    made: dict = {}
+
+    def capture(name: str, dtype: str = "fp32"):
+        if (name, dtype) not in made:
+            workdir = tmp_path_factory.mktemp(f"{name}_{dtype}")
+            os.chmod(workdir, 0o711)
+            problem = Path(__file__).parent / "testdata" / "problems" / f"{name}.py"
+            cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), dtype=dtype, device="cpu"),
+                              timeout_s=600, scratch=workdir, env={"TRITON_INTERPRET": "1"})
+            assert cg.restitch_bit_exact is True
+            made[(name, dtype)] = workdir
+        return made[(name, dtype)]
+
+    return capture

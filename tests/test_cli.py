@@ -104,6 +104,7 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     bench_md = (tmp_path / "bench.md").read_text()
     assert f"Geomean speedup vs compiler baseline: not measured ({NO_GPU_NOTE})" in bench_md
     assert "| add_relu_kernel.py | fallback | not measured |" in bench_md and "None" not in bench_md
+    assert "Outcomes: {'fallback': 1}" in bench_md and "<Outcome" not in bench_md  # values, not enum reprs
     assert "stage s (L/C/P/S/V)" in (tmp_path / "bench.md").read_text()
 
     # A resumed bench keeps the finished rows and runs nothing twice.

@@ -22,7 +22,7 @@ from kernelopt.compiled.group import library_groups, reference_source
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.search import conv_emulated as ce
 from kernelopt.search.conv_group import ConvFp32Generator, _conv_library_source, candidate_source, read_call
-from kernelopt.search.registry import GENERATORS, applicable, make_generator
+from kernelopt.search.registry import GENERATORS, default_generators, applicable, make_generator
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.precision import declared_precision, reduced_precision_markers, strict_verdict
 
@@ -313,7 +313,8 @@ def test_registry_and_the_cli_list_conv_fp32(capsys):
 
     spec = GENERATORS["conv_fp32"]
     assert spec.targets == ("group",) and spec.policies == ("strict", "tf32") and spec.dtypes == ("fp32",)
-    assert "convolution" in spec.touches and spec.default
+    # opt-in: slower than the baseline's cuDNN on every suite shape on the H200 (the registry says why)
+    assert "convolution" in spec.touches and not spec.default and "conv_fp32" not in default_generators()
     assert main(["generators"]) == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("conv_fp32"))
     assert "[group; strict/tf32; fp32]" in line

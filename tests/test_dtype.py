@@ -271,20 +271,13 @@ def test_check_in_fp16_casts_and_says_so():
     assert {s["metrics"]["rtol"] for s in result["seeds"]} == {1e-2}
 
 
-def test_gate3_on_a_bf16_model_restitched_on_the_cpu(tmp_path):
-    """A bf16 capture re-stitched with its group run by Inductor's own statements, against eager bf16.
-
-    Captured here, not read from test data: Inductor's CPU kernels are compiled for the capturing
-    machine's vector width (the stored module steps 32 bf16 lanes, AVX-512; on an AVX2 machine it
-    leaves half the elements unwritten)."""
-    from kernelopt.compiled.capture import CaptureRequest, capture_model
-    from kernelopt.isolation import run_in_child
-
+def test_gate3_on_a_bf16_model_restitched_on_the_cpu(cpu_capture):
+    """A bf16 capture re-stitched with its group run by Inductor's own statements, against eager bf16
+    (captured on this machine: tests/conftest.py's cpu_capture says why)."""
+    workdir = cpu_capture("linear_relu_small", "bf16")
     problem = str(DATA / "problems" / "linear_relu_small.py")
-    cg = run_in_child(capture_model, CaptureRequest(problem, str(tmp_path), dtype="bf16", device="cpu"),
-                      timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"})
-    (g,) = library_groups(Path(cg.module_path).read_text())
-    req = StitchedRequest(problem, str(tmp_path), {g.name: reference_source(g)}, seeds=[101, 102], dtype="bf16",
+    (g,) = library_groups((workdir / "baseline_module.py").read_text())
+    req = StitchedRequest(problem, str(workdir), {g.name: reference_source(g)}, seeds=[101, 102], dtype="bf16",
                           device="cpu")
     result = gate3_stitched(req)
     assert result.passed, result.message

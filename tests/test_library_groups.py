@@ -78,28 +78,29 @@ def test_restitch_with_nothing_replaced_is_the_module_itself(path):
 
 
 @pytest.mark.parametrize("name", ["linear_relu_small", "attention_small"])
-def test_group_restitch_with_inductors_own_statements_is_bit_exact(name):
-    ctx = ModelContext(str(DATA / "problems" / f"{name}.py"), str(CPU / name), device="cpu")
-    groups = [g for g in _groups(CPU / name) if g.replaceable]
+def test_group_restitch_with_inductors_own_statements_is_bit_exact(name, cpu_capture):
+    workdir = cpu_capture(name)  # run here: captured on this machine (tests/conftest.py says why)
+    ctx = ModelContext(str(DATA / "problems" / f"{name}.py"), str(workdir), device="cpu")
+    groups = [g for g in _groups(workdir) if g.replaceable]
     inputs = ctx.inputs(3)
     base = ctx.run(ctx.module(), inputs)
     out = ctx.run(ctx.module({g.name: reference_source(g) for g in groups}), inputs)
     assert all(torch.equal(a, b) for a, b in zip(base, out))
 
 
-def _small_group_target(precision="strict"):
-    (g,) = _groups(CPU / "linear_relu_small")
+def _small_group_target(precision="strict", workdir=CPU / "linear_relu_small"):
+    (g,) = _groups(workdir)
     return g, _group_target(g, 1.0, precision)
 
 
-def test_gemm_group_candidates_pass_gates_1_2_on_the_interpreter():
-    g, target = _small_group_target()
+def test_gemm_group_candidates_pass_gates_1_2_on_the_interpreter(cpu_capture):
+    workdir = cpu_capture("linear_relu_small")
+    g, target = _small_group_target(workdir=workdir)
     gen = make_generator("gemm_fp32")
     assert gen.applicable(target) is None
     cands = [c for c in gen.propose(target, [], [], 8) if c.params["method"] in ("auto", "presplit")]
     assert len(cands) == 2
-    ctx = EvalContext(str(DATA / "problems" / "linear_relu_small.py"), str(CPU / "linear_relu_small"), target,
-                      [1, 2, 3], device="cpu")
+    ctx = EvalContext(str(DATA / "problems" / "linear_relu_small.py"), str(workdir), target, [1, 2, 3], device="cpu")
     attempts = evaluate_batch(EvalBatch(ctx, cands))
     for a in attempts:
         assert a.passed, (a.candidate.params, a.feedback)
@@ -108,12 +109,13 @@ def test_gemm_group_candidates_pass_gates_1_2_on_the_interpreter():
         assert a.metrics["resolved_method"] in ("presplit", "bf16x6", "split3"), a.metrics
 
 
-def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_test():
-    g, target = _small_group_target("tf32")
+def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_test(cpu_capture):
+    workdir = cpu_capture("linear_relu_small")
+    g, target = _small_group_target("tf32", workdir)
     (tf32,) = [c for c in GemmFp32Generator().propose(target, [], [], 8) if c.params["method"] == "tf32"]
     assert declared_precision(tf32.source) == "tf32"
     assert any("declared precision 'tf32'" in m for m in reduced_precision_markers(tf32.source))
-    req = dict(problem_path=str(DATA / "problems" / "linear_relu_small.py"), workdir=str(CPU / "linear_relu_small"),
+    req = dict(problem_path=str(DATA / "problems" / "linear_relu_small.py"), workdir=str(workdir),
                device="cpu", seeds=[101])
     strict = gate3_stitched(StitchedRequest(replacements={g.name: tf32.source}, precision="strict", **req))
     # on a CPU the "TF32" GEMM is plain fp32 (allclose would pass): rejected for what it is, not for its error
@@ -127,7 +129,7 @@ def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_tes
 
 def test_registry_lists_generators_with_what_they_touch():
     names = [d["name"] for d in describe()]
-    assert names == ["launch_config", "gemm_fp32", "conv_fp32", "llm"]
+    assert names == ["launch_config", "gemm_fp32", "conv_fp32", "llm", "llm_codegen"]
     spec = GENERATORS["gemm_fp32"]
     assert spec.targets == ("group",) and spec.policies == ("strict", "tf32") and "addmm" in spec.touches
     g, target = _small_group_target()
@@ -157,7 +159,7 @@ def test_cli_lists_the_generators(capsys):
     out = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in out]
     assert names[:3] == ["launch_config", "gemm_fp32", "conv_fp32"]
-    assert set(names) == {"launch_config", "gemm_fp32", "conv_fp32", "llm"}
+    assert set(names) == {"launch_config", "gemm_fp32", "conv_fp32", "llm", "llm_codegen"}
     # targets; policies; the data dtypes it is made for (search.registry's `dtypes`)
     assert "[group; strict/tf32; fp32]" in out[1] and "[kernel/kernel-file; strict/tf32; fp32/bf16/fp16]" in out[0]
 

@@ -166,8 +166,11 @@ def _run_engine(req: EngineRequest) -> dict:
 
 
 def llm_settings_for(options: dict, env: dict[str, str] | None = None) -> dict | None:
-    """The worker's LLM settings, as data for the engine, when the job asks for the `llm` generator."""
-    if "llm" not in (options.get("generators") or []):
+    """The worker's LLM settings, as data for the engine, when the job asks for an agent generator
+    (`llm`, `llm_codegen`: search.registry's `llm` flag)."""
+    from kernelopt.search.registry import uses_llm
+
+    if not uses_llm(options.get("generators") or []):
         return None
     from dataclasses import asdict
 
