@@ -140,9 +140,6 @@ class RecordedOnDemand:
         self._held = (i, io)
         return io
 
-    def __iter__(self):
-        return (self[i] for i in range(len(self.seeds)))
-
 
 def _release_cached_device_memory() -> None:
     import torch

@@ -31,6 +31,7 @@ import torch
 from kernelopt.compiled.kernel_io import KernelIO, clone_arg, unchanged
 from kernelopt.isolation.child import ChildError, run_in_child
 from kernelopt.verify.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
+from kernelopt.verify.gate3_model import fallback_dists
 from kernelopt.verify.guarded import GuardedLaunch
 from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
 from kernelopt.verify.result import GateName, GateResult
@@ -94,9 +95,7 @@ def _rho_verdict(actual: torch.Tensor, expected: torch.Tensor, r64: torch.Tensor
                  label: str) -> tuple[Optional[str], Optional[float]]:
     """Gate 3's float64 test on one output: (None, rho) when the candidate is no farther from float64 than
     rho_max times the reference, else (why, rho)."""
-    a = torch.nan_to_num(actual.detach().to(torch.float64), nan=float("inf"))
-    d_opt = float((a - r64).abs().max())
-    d_ref = float((expected.detach().to(device=r64.device, dtype=torch.float64) - r64).abs().max())
+    d_ref, d_opt = fallback_dists(expected, actual, r64)  # Gate 3's distances, its inf/NaN rules included
     if d_ref <= 0.0:  # the reference is exact here: allclose's verdict stands
         return f"{label}: the float64 branch does not apply (the reference equals float64)", None
     rho = d_opt / d_ref

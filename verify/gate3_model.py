@@ -50,7 +50,7 @@ def _max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(torch.nan_to_num(diff, nan=float("inf")).max()) if diff.numel() else 0.0
 
 
-def _fallback_dists(r32: torch.Tensor, o32: torch.Tensor, r64: torch.Tensor) -> tuple[float, float]:
+def fallback_dists(r32: torch.Tensor, o32: torch.Tensor, r64: torch.Tensor) -> tuple[float, float]:
     """(max|r32 − r64|, max|o32 − r64|) where r32 and r64 are finite.
 
     Elsewhere (fp32 eager overflowed, or the model itself yields inf/NaN) o32
@@ -117,7 +117,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
     max_r32 = _max_abs([r32[i] for i in floats])
     m["max_abs_r32"] = max_r32
     if ref64 is not None:
-        dists = [_fallback_dists(r32[i], o32[i], ref64[i]) for i in floats]
+        dists = [fallback_dists(r32[i], o32[i], ref64[i]) for i in floats]
         d_ref = max((d[0] for d in dists), default=0.0)
         d_opt = max((d[1] for d in dists), default=0.0)
         m.update(d_ref=d_ref, d_opt=d_opt, rho=(d_opt / d_ref) if d_ref > 0 else None)
