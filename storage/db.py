@@ -32,6 +32,12 @@ def make_engine(url: str, **kwargs) -> Engine:
             cur = dbapi_conn.cursor()
             # WAL: readers (status polls, SSE) never block the worker's writes.
             cur.execute("PRAGMA journal_mode=WAL")
+            # NORMAL (with WAL): a commit appends to the WAL without an fsync; checkpoints
+            # fsync. A crash of the process loses nothing; a power cut may lose the last
+            # commits. FULL made every heartbeat wait behind the fsync of a large blob
+            # being stored on the same disk (a 2 s stall, longer than a short heartbeat
+            # timeout, seen on the 2-core CI box).
+            cur.execute("PRAGMA synchronous=NORMAL")
             # Writers queue instead of failing with "database is locked".
             cur.execute("PRAGMA busy_timeout=30000")
             # SQLite ignores foreign keys unless asked, per connection.
