@@ -134,8 +134,9 @@ def cmd_generators(args: argparse.Namespace) -> int:
         print(json.dumps(specs, indent=1))
     else:
         for s in specs:
-            print(f"{s['name']:14s} [{'/'.join(s['targets'])}; {'/'.join(s['policies'])}; {'/'.join(s['dtypes'])}] "
-                  f"{s['touches']}")
+            kinds = f" ({'/'.join(s['kernel_kinds'])})" if s["kernel_kinds"] else ""
+            print(f"{s['name']:14s} [{'/'.join(s['targets'])}{kinds}; {'/'.join(s['policies'])}; "
+                  f"{'/'.join(s['dtypes'])}] {s['touches']}")
     return 0
 
 

@@ -395,6 +395,18 @@ def _roles(group: LibraryGroup, graph: KernelGraph, params: list[str], base: dic
     return out
 
 
+def target_overlaps(groups: list[LibraryGroup]) -> dict[str, set[str]]:
+    """Group name → the targets it overlaps: the Triton kernels of its steps, and every other group
+    sharing a step. A combination of replacements (verify.waterfall) holds at most one of them:
+    the re-stitch splices a group's statements whole, so a kernel inside it would go unused, and two
+    overlapping groups would splice overlapping spans."""
+    out: dict[str, set[str]] = {}
+    for g in groups:
+        others = {h.name for h in groups if h.name != g.name and set(h.steps) & set(g.steps)}
+        out[g.name] = set(g.kernels[1:] if g.anchor_kind == "library" else g.kernels) | others
+    return out
+
+
 def library_groups(source: str, graph: KernelGraph | None = None) -> list[LibraryGroup]:
     """The library groups of an Inductor output module, in launch order (see the module doc)."""
     graph = graph or decompose(source)

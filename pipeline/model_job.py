@@ -6,7 +6,8 @@ from pathlib import Path
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.decompose import KernelGraph, decompose
-from kernelopt.compiled.group import LibraryGroup, is_group_name, library_groups, reference_source
+from kernelopt.compiled.group import (LibraryGroup, is_group_name, library_groups, reference_source,
+                                      target_overlaps)
 from kernelopt.compiled.graph import CapturedGraph, Reproduction
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.job import JobCancelled, JobContext, JobFailed, JobFallback
@@ -74,7 +75,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof
         write_json(ctx.workdir / "profile.json", prof)
-        decisions = sorted(plan_targets(kernels, prof, opts.gamma) + plan_groups(groups, prof, opts.gamma),
+        decisions = sorted(plan_targets(kernels, prof, opts.gamma, opts.generators) + plan_groups(groups, prof, opts.gamma),
                            key=lambda d: -d.share)
         if device == "cuda":
             ncu = _ncu_profile(ctx, [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS])
@@ -278,7 +279,10 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         return g4.passed, float(g4.metrics.get("speedup", 0.0))
 
     ranked_ids = {k: [a.candidate.id for a in v] for k, v in ranked.items()}
-    wf = select_combination(ranked_ids, evaluate)
+    # a group and the kernels of its epilogue (or two groups sharing a step) never go into one combination
+    conflicts = target_overlaps(library_groups(Path(cg.module_path).read_text(), graph)) \
+        if any(is_group_name(k) for k in ranked) else {}
+    wf = select_combination(ranked_ids, evaluate, conflicts=conflicts)
     if cancelled:
         raise JobCancelled("cancelled")
     ctx.report["waterfall"] = trace

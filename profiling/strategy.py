@@ -18,11 +18,12 @@ still gave a verified 1.033x, which an 80% cut would have thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 from kernelopt.profiling.baseline import BaselineProfile
 from kernelopt.profiling.roofline import model_ceiling
+from kernelopt.search.registry import default_generators, kernel_kind_reason
 
-SEARCHABLE_KINDS = ("pointwise", "reduction", "persistent")
 # A kernel measured a little faster than the bandwidth probe (copy or read over 1 GiB) is at the roofline,
 # not unprofiled: on the H200 the 12 GiB leaky_relu kernel measured 0.99x in one run (skipped) and 1.012x in
 # the next (searched: 20 candidates, none faster). Farther above, the byte count itself is doubtful: no decision.
@@ -63,8 +64,13 @@ def required_kernel_speedup(share: float, gamma: float) -> float:
 
 
 def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float,
-                 searchable_kinds: tuple[str, ...] = SEARCHABLE_KINDS) -> list[TargetDecision]:
-    """One decision per Triton kernel (`kernels`: name -> kind), largest share first."""
+                 generators: Sequence[str] | None = None) -> list[TargetDecision]:
+    """One decision per Triton kernel (`kernels`: name -> kind), largest share first.
+
+    `generators`: the job's generator names (default: the registry's defaults); a kernel
+    whose kind none of them declares (search.registry, `kernel_kinds`) is not searched.
+    """
+    names = list(default_generators() if generators is None else generators)
     threshold = min_share(gamma, profile.noise_pct)
     need = gamma * (1 + profile.noise_pct / 100)
     decisions = []
@@ -76,8 +82,9 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
         tier = "memory-bound" if usable else "unprofiled"
         ceiling = model_ceiling(share, min(fraction, 1.0)) if usable and fraction is not None else None
         roofline = dict(roofline_fraction=fraction, roofline_ceiling=ceiling)
-        if kind not in searchable_kinds:
-            d = TargetDecision(name, kind, share, False, f"no generator handles {kind} kernels yet", tier, **roofline)
+        unhandled = kernel_kind_reason(names, kind)
+        if unhandled:
+            d = TargetDecision(name, kind, share, False, unhandled, tier, **roofline)
         elif share < threshold:
             d = TargetDecision(name, kind, share, False,
                                f"too small to clear gamma={gamma}: {share:.1%} of GPU time, "

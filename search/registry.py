@@ -29,6 +29,9 @@ class GeneratorSpec:
     # the data dtypes (verify.tolerance.Dtype values) its candidates are made for; a target computing
     # in any other dtype (the job's, or a group's buffers') is declined with the reason
     dtypes: tuple[str, ...] = DTYPES
+    # for "kernel" targets: the Inductor kernel kinds (compiled.module_parse: pointwise | reduction |
+    # persistent | template) it rewrites; the strategy skips a kernel no generator of the job declares
+    kernel_kinds: tuple[str, ...] = ()
     default: bool = True  # in the job's default generator list
     llm: bool = False  # an agent: it calls the job's LLM endpoint (the worker hands its settings over)
 
@@ -36,11 +39,16 @@ class GeneratorSpec:
         return asdict(self)
 
 
+# Inductor's heuristic-launched kernels (a Triton template is a library group's anchor instead:
+# its GEMM/convolution is rewritten through the group)
+TRITON_HEURISTIC_KINDS = ("pointwise", "reduction", "persistent")
+
 GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
     GeneratorSpec("launch_config", "kernelopt.search.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
                   "stages), the jit function unchanged; in a kernel file, the launcher's block-size/warps/stages "
-                  "literals (search.kernel_file_config)", ("strict", "tf32")),
+                  "literals (search.kernel_file_config)", ("strict", "tf32"),
+                  kernel_kinds=TRITON_HEURISTIC_KINDS),
     GeneratorSpec("gemm_fp32", "kernelopt.search.gemm_group:GemmFp32Generator", ("group",),
                   "library groups extern_kernels.mm/addmm/bmm/baddbmm + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
@@ -62,7 +70,7 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",
-                  ("strict", "tf32"), default=False, llm=True),
+                  ("strict", "tf32"), kernel_kinds=TRITON_HEURISTIC_KINDS, default=False, llm=True),
     GeneratorSpec("llm_codegen", "kernelopt.agents.codegen:CodegenGenerator", ("group",),
                   "the codegen agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): a new module for a "
                   "library group (its library call and epilogue) written from the group's ATen graph, declaring "
@@ -113,6 +121,17 @@ def applicable(gen: CandidateGenerator, target: KernelTarget) -> Optional[str]:
 def uses_llm(names: Iterable[str]) -> bool:
     """Whether any of the named generators is an agent (needs the LLM settings and the team's AVOID list)."""
     return any(GENERATORS[n].llm for n in names if n in GENERATORS)
+
+
+def kernel_kind_reason(names: Iterable[str], kind: str) -> Optional[str]:
+    """Why none of the generators `names` can work on an Inductor kernel of `kind` (None when one declares it)."""
+    names = list(names)
+    specs = [GENERATORS[n] for n in names if n in GENERATORS]
+    if any(kind in s.kernel_kinds for s in specs) or len(specs) < len(names):  # a test's generator: its own test
+        return None
+    declared = sorted({k for s in specs for k in s.kernel_kinds})
+    rewrites = f" (they rewrite {'/'.join(declared)} kernels)" if declared else " (none rewrites single kernels)"
+    return f"no generator of this job handles {kind} kernels: {', '.join(names) or 'none named'}{rewrites}"
 
 
 def available() -> list[str]:

@@ -160,8 +160,9 @@ def test_cli_lists_the_generators(capsys):
     names = [line.split()[0] for line in out]
     assert names[:3] == ["launch_config", "gemm_fp32", "conv_fp32"]
     assert set(names) == {"launch_config", "gemm_fp32", "conv_fp32", "llm", "llm_codegen"}
-    # targets; policies; the data dtypes it is made for (search.registry's `dtypes`)
-    assert "[group; strict/tf32; fp32]" in out[1] and "[kernel/kernel-file; strict/tf32; fp32/bf16/fp16]" in out[0]
+    # targets (with the kernel kinds it rewrites); policies; the data dtypes it is made for (search.registry)
+    assert "[group; strict/tf32; fp32]" in out[1]
+    assert "[kernel/kernel-file (pointwise/reduction/persistent); strict/tf32; fp32/bf16/fp16]" in out[0]
 
 
 def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
@@ -173,3 +174,16 @@ def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
     assert reduced_precision_markers(emulated)  # the embedded kernels do use TF32 products
     assert deployed_reduced_precision({g.name: emulated}) == []
     assert deployed_reduced_precision({g.name: candidate_source(g, "tf32")})  # plain TF32 is reduced
+
+
+def test_a_group_overlaps_its_epilogue_kernels_and_nothing_else():
+    # attention_small (H200 capture): the bmm group holds the softmax kernel, itself a searchable target
+    from kernelopt.compiled.group import target_overlaps
+
+    att = _groups(GPU / "attention_small")
+    overlaps = target_overlaps(att)
+    assert overlaps[att[1].name] == {"triton_tem_fused_bmm_split_transpose_view_1",
+                                     "triton_per_fused__softmax_amax_div_mul_sub_2"}
+    assert all(not (o & {g.name for g in att}) for o in overlaps.values())  # the groups share no step
+    (cpu,) = _groups(CPU / "linear_relu_small")
+    assert target_overlaps([cpu]) == {cpu.name: {"cpp_fused_mul_relu_0"}}  # not the library call itself

@@ -127,3 +127,22 @@ def test_required_kernel_speedup_lifts_the_model_by_exactly_gamma():
     k = required_kernel_speedup(0.5, 1.03)
     assert 1 / (1 - 0.5 + 0.5 / k) == pytest.approx(1.03)
     assert required_kernel_speedup(0.02, 1.03) == float("inf")
+
+
+def test_which_kernel_kinds_are_searched_comes_from_the_jobs_generators():
+    # search.registry declares each generator's kernel kinds; nothing else in the strategy names them.
+    from kernelopt.search.registry import GENERATORS
+
+    prof = profile(triton("t", 0.5), triton("p", 0.5))
+    kernels = {"t": "template", "p": "pointwise"}
+    default = {d.name: d for d in plan_targets(kernels, prof, gamma=1.03)}
+    assert default["p"].searched and not default["t"].searched
+    assert "no generator of this job handles template kernels" in default["t"].reason
+    assert "launch_config" in default["t"].reason and "pointwise/" in default["t"].reason
+    # a job of group generators only rewrites no single kernel: nothing is searched, and it says so
+    (groups_only,) = [d for d in plan_targets(kernels, prof, 1.03, ["gemm_fp32"]) if d.name == "p"]
+    assert not groups_only.searched and "none rewrites single kernels" in groups_only.reason
+    declared = {k for s in GENERATORS.values() for k in s.kernel_kinds}
+    assert declared == {"pointwise", "reduction", "persistent"}
+    assert all(plan_targets({"k": kind}, profile(triton("k", 1.0)), 1.03, ["llm"])[0].searched
+               for kind in GENERATORS["llm"].kernel_kinds)

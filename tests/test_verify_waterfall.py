@@ -87,3 +87,22 @@ def test_no_candidates_means_the_baseline_without_evaluating():
     ev, calls = evaluator(set(), {})
     r = select_combination({"k0": [], "k1": []}, ev)
     assert r.combination == {} and not r.passed and calls == []
+
+
+def test_overlapping_targets_are_never_in_one_combination():
+    # A library group holds the kernel of its epilogue, which is a target of its own.
+    ev, calls = evaluator(set(), {("group", "g1"): 1.5, ("k_epi", "e1"): 1.2})
+    r = select_combination({"group": ["g1"], "k_epi": ["e1"], "k_other": ["o1"]}, ev,
+                           conflicts={"group": ["k_epi"]})
+    assert r.passed and r.combination == {"group": "g1", "k_other": "o1"}
+    assert all(not {"group", "k_epi"} <= set(c) for c in calls), calls
+    assert "overlapping targets left out: k_epi" in r.trace[0].note
+
+
+def test_a_left_out_target_is_tried_once_what_it_overlaps_is_dropped():
+    # the group's only candidate fails Gate 3: the epilogue kernel's own candidate gets its turn
+    ev, calls = evaluator({("group", "g1")}, {})
+    r = select_combination({"group": ["g1"], "k_epi": ["e1"]}, ev, conflicts={"k_epi": ["group"]})
+    assert r.passed and r.combination == {"k_epi": "e1"}
+    assert calls == [{"group": "g1"}, {"k_epi": "e1"}]
+    assert all(not {"group", "k_epi"} <= set(c) for c in calls)

@@ -12,11 +12,19 @@ faster kernel makes its neighbours slower), so:
      every addition that passes;
   4. with nothing passing, fall back to {} (the compiler baseline).
 The number of evaluations is bounded; every one is recorded for the report.
+
+Targets may overlap: a library group holds the Triton kernels of its epilogue,
+which are targets of their own. A combination is always disjoint (`conflicts`:
+target → the targets it overlaps): the fastest combination takes targets in
+priority order and leaves out one that overlaps a target already in, and the
+add-back phase tries a left-out target only where it overlaps nothing kept.
+Without the rule a kernel inside a chosen group would be listed as replaced
+while the group's module runs in its place.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Collection, Mapping, Optional
 
 Combination = dict[str, str]
 Evaluate = Callable[[Combination], tuple]  # → (passed, speedup) ; speedup may be None
@@ -83,17 +91,30 @@ def _without(combo: Combination, kernel: str) -> Combination:
     return {k: c for k, c in combo.items() if k != kernel}
 
 
-def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate,
-                       max_evaluations: int = 12) -> WaterfallResult:
-    """`ranked`: kernel → candidate ids best-first, in priority order (largest expected gain first)."""
+def overlaps(target: str, combo: Combination, conflicts: Mapping[str, Collection[str]]) -> list[str]:
+    """The targets of `combo` that `target` overlaps (either side may declare the overlap)."""
+    return [k for k in combo if k != target and (k in conflicts.get(target, ()) or target in conflicts.get(k, ()))]
+
+
+def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate, max_evaluations: int = 12,
+                       conflicts: Mapping[str, Collection[str]] | None = None) -> WaterfallResult:
+    """`ranked`: target → candidate ids best-first, in priority order (largest expected gain first);
+    `conflicts`: target → the targets it overlaps, never in one combination with it."""
+    conflicts = conflicts or {}
     order = [k for k, cands in ranked.items() if cands]  # the caller's priority order
     run = _Runner(evaluate, max_evaluations)
-    combo = {k: ranked[k][0] for k in order}
+    combo: Combination = {}
+    dropped: list[str] = []
+    for k in order:
+        if overlaps(k, combo, conflicts):
+            dropped.append(k)  # tried in phase 3 if what it overlaps is dropped
+        else:
+            combo[k] = ranked[k][0]
     if not combo:
         return WaterfallResult({}, False, None, "no candidates passed Gates 1–2: the compiler baseline is kept")
 
-    verdict = run(combo, "fastest combination: every kernel's best candidate")
-    dropped: list[str] = []
+    left_out = f" (overlapping targets left out: {', '.join(dropped)})" if dropped else ""
+    verdict = run(combo, f"fastest combination: every target's best candidate{left_out}")
     # Phase 2: shrink to a passing combination, one kernel at a time.
     while verdict is False:
         culprit, tried = None, []
@@ -118,6 +139,8 @@ def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate,
     # Phase 3: add dropped kernels back (priority order), each with its candidates best-first.
     if verdict:
         for k in sorted(dropped, key=order.index):
+            if overlaps(k, combo, conflicts):
+                continue
             for cand in ranked[k]:
                 trial = {**combo, k: cand}
                 v = run(trial, f"add back {k} with candidate {cand}")
