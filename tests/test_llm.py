@@ -330,6 +330,42 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
         assert run_check(CheckRequest(str(run / "optimized_module.py"), str(problem)))["passed"]
 
 
+def _stale(body: dict) -> str:
+    """A scripted 'LLM' that cheats: the module it was given, launching only on the first call, so every later
+    call leaves the first call's output in the buffer (a kernel that 'reads stale output')."""
+    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    module = first.split("```python\n")[1].split("```")[0]
+    assert "def run(*args, stream=None):" in module
+    module = module.replace("def run(*args, stream=None):", "def _launch(*args, stream=None):")
+    module += ("\n\n_CALLS = [0]\n\n\ndef run(*args, stream=None):\n    _CALLS[0] += 1\n"
+               "    if _CALLS[0] == 1:  # later calls: the first call's output is returned as it stands\n"
+               "        _launch(*args, stream=stream)\n")
+    return fenced(module, "Cache the result after the first launch.")
+
+
+@pytest.mark.gpu
+def test_model_job_with_a_cheating_llm_kernel_ends_fallback_with_the_gate_that_caught_it(tmp_path, monkeypatch):
+    problem = REPO / "tests" / "testdata" / "problems" / "softmax_rows.py"
+    with ScriptedLLM([_stale]) as server:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        result = run_job(str(problem), tmp_path / "run", JobOptions(generators=["llm"], iterations=2,
+                                                                    time_budget_s=600))
+    run = tmp_path / "run"
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm"]
+    assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
+    # Gate 2 poisons the outputs before every seed: an unlaunched kernel leaves the poison (or an old answer);
+    # the same cheat sent again is a duplicate, never run again
+    gates = [(t["gate"], t["passed"]) for t in traj]
+    assert gates[0] == ("gate2", False) and set(gates[1:]) <= {("gate2", False), ("duplicate", False)}, \
+        [(t["gate"], t["feedback"]) for t in traj]
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    report = json.loads((run / "report.json").read_text())
+    assert report["llm"]["calls"] == len(server.all_requests)
+    assert "transcripts.jsonl" in result.artifacts
+    print("cheating kernel:", result.outcome, result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
+
+
 @needs_interpreter
 def test_llm_and_launch_config_search_side_by_side_on_a_kernel_file(tmp_path, monkeypatch):
     with ScriptedLLM([fenced(GOOD)]) as server:
