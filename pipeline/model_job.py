@@ -119,7 +119,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                          speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
-        return _waterfall(ctx, cg, graph, load, faster, baseline_result)
+        return _waterfall(ctx, cg, graph, load, faster, baseline_result, groups)
 
 
 NCU_MAX_KERNELS = 8  # `--set full` replays a kernel ~38 times: the largest shares only
@@ -246,7 +246,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
 
 
 def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked: dict[str, list[Attempt]],
-               baseline_result: dict) -> JobResult:
+               baseline_result: dict, groups: list[LibraryGroup]) -> JobResult:
     opts = ctx.options
     sources = {a.candidate.id: a.candidate.source for attempts in ranked.values() for a in attempts}
     params = {a.candidate.id: (a.candidate.generator, a.candidate.params) for v in ranked.values() for a in v}
@@ -280,9 +280,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
 
     ranked_ids = {k: [a.candidate.id for a in v] for k, v in ranked.items()}
     # a group and the kernels of its epilogue (or two groups sharing a step) never go into one combination
-    conflicts = target_overlaps(library_groups(Path(cg.module_path).read_text(), graph)) \
-        if any(is_group_name(k) for k in ranked) else {}
-    wf = select_combination(ranked_ids, evaluate, conflicts=conflicts)
+    wf = select_combination(ranked_ids, evaluate, conflicts=target_overlaps(groups))
     if cancelled:
         raise JobCancelled("cancelled")
     ctx.report["waterfall"] = trace

@@ -130,11 +130,11 @@ def test_one_python_block_is_the_candidate():
 
 # --- kernel jobs on the Triton interpreter ------------------------------------------------------------------
 
-def _job(tmp_path, monkeypatch, server, **options):
+def _job(tmp_path, monkeypatch, server, problem: Path = KERNEL, **options):
     for k, v in server.env(**options.pop("env", {})).items():
         monkeypatch.setenv(k, v)
     opts = JobOptions(**{"generators": ["llm"], "time_budget_s": 600, **options})
-    result = run_job(str(KERNEL), tmp_path / "run", opts)
+    result = run_job(str(problem), tmp_path / "run", opts)
     return result, tmp_path / "run"
 
 
@@ -290,12 +290,20 @@ def test_an_inductor_kernel_is_sent_as_the_standalone_module_a_candidate_must_be
 
 # --- a model job on a GPU, driven by the scripted server ------------------------------------------------------
 
+SOFTMAX_ROWS = REPO / "tests" / "testdata" / "problems" / "softmax_rows.py"
+
+
+def _module_sent(body: dict) -> str:
+    """The module the executor's first message asked the scripted 'LLM' to improve."""
+    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    return first.split("```python\n")[1].split("```")[0]
+
+
 def _retune(body: dict) -> str:
     """A scripted 'LLM' that sends back the module it was given with another num_warps (a correct candidate)."""
     import re
 
-    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    module = first.split("```python\n")[1].split("```")[0]
+    module = _module_sent(body)
     asked = sum(m["role"] == "user" for m in body["messages"])
     current = int(re.search(r"num_warps=(\d+)", module).group(1))
     warps = [w for w in (1, 2, 4, 8, 16) if w != current][(asked - 1) % 4]
@@ -306,13 +314,8 @@ def _retune(body: dict) -> str:
 def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
     # a problem whose kernel the strategy searches (layer_norm runs at the memory roofline on an H200:
     # the job skips it as near-optimal and asks the LLM nothing; seen on the GPU)
-    problem = REPO / "tests" / "testdata" / "problems" / "softmax_rows.py"
     with ScriptedLLM([_retune]) as server:
-        for k, v in server.env().items():
-            monkeypatch.setenv(k, v)
-        result = run_job(str(problem), tmp_path / "run", JobOptions(generators=["llm"], iterations=3,
-                                                                    time_budget_s=600))
-    run = tmp_path / "run"
+        result, run = _job(tmp_path, monkeypatch, server, SOFTMAX_ROWS, iterations=3)
     assert result.outcome in ("optimized", "matched", "fallback"), (result.cause, result.error)
     assert server.requests, ("the job asked the LLM nothing", result.outcome, result.cause)
     assert "def run(*args, stream=None):" in user_text(server.requests[0])
@@ -327,14 +330,13 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
     if result.outcome == "optimized":
         from kernelopt.pipeline.check import CheckRequest, run_check
 
-        assert run_check(CheckRequest(str(run / "optimized_module.py"), str(problem)))["passed"]
+        assert run_check(CheckRequest(str(run / "optimized_module.py"), str(SOFTMAX_ROWS)))["passed"]
 
 
 def _stale(body: dict) -> str:
     """A scripted 'LLM' that cheats: the module it was given, launching only on the first call, so every later
     call leaves the first call's output in the buffer (a kernel that 'reads stale output')."""
-    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
-    module = first.split("```python\n")[1].split("```")[0]
+    module = _module_sent(body)
     assert "def run(*args, stream=None):" in module
     module = module.replace("def run(*args, stream=None):", "def _launch(*args, stream=None):")
     module += ("\n\n_CALLS = [0]\n\n\ndef run(*args, stream=None):\n    _CALLS[0] += 1\n"
@@ -345,13 +347,8 @@ def _stale(body: dict) -> str:
 
 @pytest.mark.gpu
 def test_model_job_with_a_cheating_llm_kernel_ends_fallback_with_the_gate_that_caught_it(tmp_path, monkeypatch):
-    problem = REPO / "tests" / "testdata" / "problems" / "softmax_rows.py"
     with ScriptedLLM([_stale]) as server:
-        for k, v in server.env().items():
-            monkeypatch.setenv(k, v)
-        result = run_job(str(problem), tmp_path / "run", JobOptions(generators=["llm"], iterations=2,
-                                                                    time_budget_s=600))
-    run = tmp_path / "run"
+        result, run = _job(tmp_path, monkeypatch, server, SOFTMAX_ROWS, iterations=2)
     traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm"]
     assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
     # Gate 2 poisons the outputs before every seed: an unlaunched kernel leaves the poison (or an old answer);
