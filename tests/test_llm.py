@@ -363,6 +363,74 @@ def test_model_job_with_a_cheating_llm_kernel_ends_fallback_with_the_gate_that_c
     print("cheating kernel:", result.outcome, result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
 
 
+LINEAR_BIAS_GELU = REPO / "benchmarks" / "problems" / "level2" / "01_linear_bias_gelu.py"
+
+
+def _group_interface(body: dict) -> tuple[list[str], dict[str, tuple[str, list[int]]]]:
+    """`run`'s parameters and, per parameter, its role and shape, from the codegen request's interface text."""
+    import re
+
+    first = next(m["content"] for m in body["messages"] if m["role"] == "user")
+    params = [p.strip() for p in re.search(r"defining `run\(([^)]*)\)`", first).group(1).split(",")]
+    roles = {name: (role, [int(d) for d in dims.split(",")]) for name, role, dims in
+             re.findall(r"^- `(\w+)` \((\w+?)\d*, .*?: float32, shape \[([\d, ]+)\]", first, re.M)}
+    return [p for p in params if p != "stream=None"], roles
+
+
+def _tf32_linear_bias_gelu(body: dict) -> str:
+    """A scripted 'LLM' reply for level2/01's group (mm, then bias + bias + GELU): cuBLAS in TF32 for the GEMM,
+    the epilogue in torch, every output written in place. Valid for any shapes of that group; plain TF32, so
+    the job's policy must be `tf32` (under `strict` Gate 3 rejects it, tests/test_agents_codegen.py)."""
+    params, roles = _group_interface(body)
+    (out,) = [p for p in params if roles[p][0] == "out_ptr"]
+    n = roles[out][1][1]
+    mats = [p for p in params if roles[p][0] == "in_ptr" and len(roles[p][1]) == 2]
+    (w,) = [p for p in mats if roles[p][1][0] == n]
+    (x,) = [p for p in mats if p != w]
+    biases = [p for p in params if roles[p][0] == "in_ptr" and roles[p][1] == [n]]
+    adds = "".join(f".add_({b})" for b in biases)
+    module = f"""import torch
+import torch.nn.functional as F
+
+KERNELOPT_PRECISION = "tf32"
+
+
+def run({", ".join(params)}, stream=None):
+    matmul = torch.backends.cuda.matmul
+    kept, matmul.allow_tf32 = matmul.allow_tf32, True  # TF32 for this GEMM only
+    try:
+        torch.mm({x}, {w}.t(), out={out})
+    finally:
+        matmul.allow_tf32 = kept
+    {out}{adds}
+    {out}.copy_(F.gelu({out}))
+"""
+    return fenced(module, "STRATEGY: algorithmic-rewrite\nThe GEMM on TF32 tensor cores, the epilogue after it.")
+
+
+@pytest.mark.gpu
+def test_model_job_on_gpu_ends_optimized_by_a_scripted_codegen_reply_under_tf32(tmp_path, monkeypatch):
+    # a fused chain (cuBLAS mm + Inductor's bias/GELU epilogue) rewritten by the codegen agent, through all
+    # four gates: a TF32 GEMM against the baseline's IEEE-fp32 cuBLAS, admitted by the tf32 bound alone
+    with ScriptedLLM([_tf32_linear_bias_gelu]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, LINEAR_BIAS_GELU, generators=["llm_codegen"],
+                           precision="tf32", iterations=1)
+    assert server.requests, ("the job asked the LLM nothing", result.outcome, result.cause)
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm_codegen"]
+    assert traj and traj[0]["passed"] and traj[0]["gate"] == "timed", traj
+    assert result.outcome == "optimized", (result.cause, result.error)
+    assert result.speedup >= 1.03 and result.precision == "tf32" and result.reduced_precision, result
+    report = json.loads((run / "report.json").read_text())
+    assert report["llm"]["calls"] == len(server.all_requests) and report["llm"]["prompt_tokens"] > 0
+    assert report["deployed_reduced_precision"], "the deployed TF32 GEMM is stated"
+    assert "transcripts.jsonl" in result.artifacts and "optimized_module.py" in result.artifacts
+    from kernelopt.pipeline.check import CheckRequest, run_check
+
+    assert run_check(CheckRequest(str(run / "optimized_module.py"), str(LINEAR_BIAS_GELU),
+                                  precision="tf32"))["passed"]
+    print("codegen tf32:", result.speedup, result.cause, report["deployed_reduced_precision"])
+
+
 @needs_interpreter
 def test_llm_and_launch_config_search_side_by_side_on_a_kernel_file(tmp_path, monkeypatch):
     with ScriptedLLM([fenced(GOOD)]) as server:
