@@ -8,6 +8,8 @@
 # what it finished), then packs runs/NAME into $OUT/NAME.tgz (reports, kernels,
 # events; no tensors) and copies bench.md and the log beside it: the device tool
 # returns at most 8 files.
+# Leave the device call 60 s more than SECONDS (set-up before, the kill and the
+# packing after): a call that overruns its limit returns no archive at all.
 set -uo pipefail
 name=$1; seconds=$2; shift 2
 cd "$(dirname "$0")/.."

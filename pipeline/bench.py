@@ -30,6 +30,7 @@ from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.errors import InputError
 from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
 from kernelopt.pipeline.outcome import Outcome, cause_code
+from kernelopt.pipeline.provenance import engine_fingerprint
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.tolerance import Dtype
 
@@ -167,6 +168,7 @@ def run_bench(opts: BenchOptions) -> dict:
             todo.put(p)
     lock = threading.Lock()
     t_start = time.monotonic() - earlier_wall_s
+    engine = engine_fingerprint()  # rows of a resumed run may come from another engine: each row says
 
     def worker(gpu: int) -> None:
         while True:
@@ -188,7 +190,7 @@ def run_bench(opts: BenchOptions) -> dict:
                 if not info.cuda:
                     row["result"] = not_measured(row["result"], NO_GPU_TIMING)
             row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu,
-                       wall_s=round(time.monotonic() - t0, 1))
+                       wall_s=round(time.monotonic() - t0, 1), engine=engine)
             if row["result"]["outcome"] == "optimized":
                 # Not counted in the job's wall time or limit: the check is the bench's, not the job's.
                 row["check"] = _check_in_child(workdir, p, run.precision, run.dtype, env)
@@ -282,6 +284,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]
     not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
     nondeterministic = [r["problem"] for r in rows if r.get("reproduction") == "within-nondeterminism"]
+    engines = Counter(r.get("engine") or "unrecorded" for r in rows)
     walls = [r["wall_s"] for r in rows]
     median_wall = statistics.median(walls) / 60 if walls else 0.0
     lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
@@ -294,7 +297,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}"
              + (f" (of which within the compiled model's own non-determinism: {nondeterministic})"
-                if nondeterministic else ""), "",
+                if nondeterministic else ""), "", _engine_text(engines), "",
              "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -308,9 +311,18 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     return {"dtype": run.dtype, "precision": run.precision, "device": info.name, "torch": info.torch_version,
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
-            "not_measured": len(not_measured_rows),
+            "not_measured": len(not_measured_rows), "engines": dict(engines),
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+
+
+def _engine_text(engines: Counter) -> str:
+    """Which engine source ran the rows (pipeline.provenance); a resumed run may mix them, and says so."""
+    if len(engines) <= 1:
+        return f"Engine source: {next(iter(engines), 'none')} (pipeline.provenance fingerprint)."
+    mixed = ", ".join(f"{e}: {n} row(s)" for e, n in sorted(engines.items()))
+    return (f"Engine source: MIXED — the rows come from {len(engines)} engines ({mixed}); compare rows of one "
+            "engine only.")
 
 
 def _geomean_text(geo: dict, rows: list[dict], not_measured_rows: list[dict]) -> str:

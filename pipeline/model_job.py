@@ -78,7 +78,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         decisions = sorted(plan_targets(kernels, prof, opts.gamma, opts.generators) + plan_groups(groups, prof, opts.gamma),
                            key=lambda d: -d.share)
         if device == "cuda":
-            ncu = _ncu_profile(ctx, [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS])
+            searched = [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS]
+            ncu = _ncu_profile(ctx, searched)
+            if searched:  # which of the model's kernels the figures cover: the searched ones, not all
+                ncu.note += f" (the {len(searched)} searched of the model's {len(kernels)} Triton kernel(s))"
             ctx.report["ncu"] = ncu
             ctx.emit("profile", "progress", ncu.note, ncu_seconds=round(ncu.seconds, 1))
             apply_ncu(decisions, ncu.kernels)
@@ -127,13 +130,17 @@ NCU_BUDGET_SHARE = 0.25  # of the job's remaining time
 
 
 def _ncu_profile(ctx: JobContext, names: list[str]) -> NcuResult:
-    """Nsight Compute on the baseline's largest Triton kernels; never ends the job (a note instead)."""
+    """Nsight Compute on the baseline's largest searched Triton kernels; never ends the job (a note instead).
+
+    Kernels the strategy does not search (near-optimal, too small a share, no generator for their kind) are
+    not profiled: each ncu run costs ~20 s of replays, and nothing would read their figures.
+    """
     exe = find_ncu()
     if exe is None:
         return NcuResult(False, "ncu not found (KERNELOPT_NCU, PATH, /usr/local/cuda/bin, /opt/nvidia): the "
                                 "profile is torch.profiler's alone")
     if not names:
-        return NcuResult(True, "ncu: no Triton kernels to profile")
+        return NcuResult(True, "ncu: not run, no Triton kernel is searched (the targets say why)")
     limit = max(60.0, NCU_BUDGET_SHARE * ctx.remaining_s())
     try:
         with gpu_profiler_lock():

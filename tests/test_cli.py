@@ -106,6 +106,11 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert "| add_relu_kernel.py | fallback | not measured |" in bench_md and "None" not in bench_md
     assert "Outcomes: {'fallback': 1}" in bench_md and "<Outcome" not in bench_md  # values, not enum reprs
     assert "stage s (L/C/P/S/V)" in (tmp_path / "bench.md").read_text()
+    # each row says which engine source ran it (a resumed run may mix engines: pipeline.provenance)
+    from kernelopt.pipeline.provenance import engine_fingerprint
+
+    assert [r["engine"] for r in summary["rows"]] == [engine_fingerprint()]
+    assert f"Engine source: {engine_fingerprint()} " in bench_md and summary["engines"] == {engine_fingerprint(): 1}
 
     # A resumed bench keeps the finished rows and runs nothing twice.
     events = tmp_path / "all" / "add_relu_kernel" / "events.jsonl"
