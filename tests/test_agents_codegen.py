@@ -55,7 +55,19 @@ TF32 = GOOD.replace('KERNELOPT_PRECISION = "fp32"', 'KERNELOPT_PRECISION = "tf32
 BF16 = GOOD.replace("torch.addmm(arg1_1, arg2_1, arg0_1.t(), out=buf0)",
                     "buf0.copy_(torch.addmm(arg1_1.bfloat16(), arg2_1.bfloat16(), arg0_1.t().bfloat16()))")
 UNDECLARED = GOOD.replace('KERNELOPT_PRECISION = "fp32"\n', "")
-assert len({GOOD, WRONG, TF32, BF16, UNDECLARED}) == 5
+# a cheat: computes on its first call only, later calls leave whatever the output buffer holds
+STALE = GOOD + """
+
+_launch = run
+_CALLS = [0]
+
+
+def run(arg1_1, arg2_1, arg0_1, buf0, stream=None):
+    _CALLS[0] += 1
+    if _CALLS[0] == 1:
+        _launch(arg1_1, arg2_1, arg0_1, buf0)
+"""
+assert len({GOOD, WRONG, TF32, BF16, UNDECLARED, STALE}) == 6
 
 
 def reply(code: str, strategy: str = "algorithmic-rewrite") -> str:
@@ -188,6 +200,15 @@ def test_wrong_numerics_fail_gate2_the_feedback_returns_and_the_fix_passes(tmp_p
     items = records(tmp_path / "experience.jsonl")
     assert [(i["generator"], i["outcome"]) for i in items][0] == ("llm_codegen", "failed")
     assert gen.usage()["calls"] == 2
+
+
+def test_a_module_that_leaves_stale_output_is_caught_at_gate2(tmp_path, cpu):
+    with ScriptedLLM([reply(STALE)]) as server:
+        result, _, _ = run_search(tmp_path, cpu, server, 1)
+    (a,) = result.attempts
+    assert (a.gate, a.passed) == ("gate2", False), a.feedback
+    # Gate 2 poisons the outputs before each seed: an unlaunched call leaves the poison
+    assert "never written" in a.feedback and "poison" in a.feedback, a.feedback
 
 
 def test_malformed_and_undeclared_replies_are_no_candidates_and_their_reasons_go_back(tmp_path, cpu):

@@ -431,6 +431,36 @@ def test_model_job_on_gpu_ends_optimized_by_a_scripted_codegen_reply_under_tf32(
     print("codegen tf32:", result.speedup, result.cause, report["deployed_reduced_precision"])
 
 
+def _stale_linear_bias_gelu(body: dict) -> str:
+    """The reply of _tf32_linear_bias_gelu, cheating: it computes on its first call only, so every later call
+    leaves the first call's output in the buffer."""
+    params, _ = _group_interface(body)
+    code = _code_block(_tf32_linear_bias_gelu(body))
+    code = code.replace(f"def run({', '.join(params)}, stream=None):", f"def _launch({', '.join(params)}, stream=None):")
+    code += (f"\n\n_CALLS = [0]\n\n\ndef run({', '.join(params)}, stream=None):\n    _CALLS[0] += 1\n"
+             f"    if _CALLS[0] == 1:\n        _launch({', '.join(params)})\n")
+    return fenced(code, "STRATEGY: algorithmic-rewrite\nCompute once, then reuse the result.")
+
+
+def _code_block(reply: str) -> str:
+    return reply.split("```python\n")[1].split("```")[0]
+
+
+@pytest.mark.gpu
+def test_the_same_codegen_job_with_a_cheating_reply_ends_fallback_caught_at_gate2(tmp_path, monkeypatch):
+    with ScriptedLLM([_stale_linear_bias_gelu]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, LINEAR_BIAS_GELU, generators=["llm_codegen"],
+                           precision="tf32", iterations=1)
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm_codegen"]
+    assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
+    gates = [(t["gate"], t["passed"]) for t in traj]
+    assert gates[0] == ("gate2", False) and set(gates[1:]) <= {("gate2", False), ("duplicate", False)}, \
+        [(t["gate"], t["feedback"]) for t in traj]
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    assert "transcripts.jsonl" in result.artifacts
+    print("cheating codegen:", result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
+
+
 @needs_interpreter
 def test_llm_and_launch_config_search_side_by_side_on_a_kernel_file(tmp_path, monkeypatch):
     with ScriptedLLM([fenced(GOOD)]) as server:
