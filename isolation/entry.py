@@ -54,7 +54,10 @@ def main(argv: list[str]) -> None:
         if msg is None:
             return
         fn, arg = msg
-        conn.send_bytes(_reply(fn, arg))
+        try:
+            conn.send_bytes(_reply(fn, arg))
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the parent is gone (stopped, killed, timed out): nobody to answer, nothing to print
 
 
 if __name__ == "__main__":

@@ -187,3 +187,28 @@ def test_the_exception_type_is_reported_apart_from_its_message():
     with pytest.raises(ChildError) as err:
         run_in_child(_raise, "bad input", timeout_s=60)
     assert err.value.exc_type == "ValueError"
+
+
+def test_a_child_whose_parent_left_before_the_answer_exits_quietly():
+    # A stopped bench leaves children mid-call; their answer has no reader. The child must end, and say
+    # nothing (a BrokenPipeError traceback in a bench's log was seen on the H200).
+    import pickle
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    parent, child = socket.socketpair()
+    repo = Path(__file__).resolve().parent.parent
+    proc = subprocess.Popen([sys.executable, "-m", "kernelopt.isolation.entry", str(child.fileno()), "{}"],
+                            pass_fds=[child.fileno()], stderr=subprocess.PIPE, text=True,
+                            env={"PYTHONPATH": str(repo), "PATH": os.environ.get("PATH", "")})
+    child.close()
+    from multiprocessing.connection import Connection
+
+    conn = Connection(os.dup(parent.fileno()))
+    parent.close()
+    conn.send_bytes(pickle.dumps((time.sleep, 1.0)))
+    conn.close()  # gone before the answer
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and err == "", err
