@@ -168,7 +168,7 @@ def run_bench(opts: BenchOptions) -> dict:
             todo.put(p)
     lock = threading.Lock()
     t_start = time.monotonic() - earlier_wall_s
-    engine = engine_fingerprint()  # rows of a resumed run may come from another engine: each row says
+    engine = engine_fingerprint()  # per row: the earlier rows of a resumed run may come from another engine
 
     def worker(gpu: int) -> None:
         while True:

@@ -80,7 +80,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         if device == "cuda":
             searched = [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS]
             ncu = _ncu_profile(ctx, searched)
-            if searched:  # which of the model's kernels the figures cover: the searched ones, not all
+            if ncu.kernels:  # which of the model's kernels the figures cover: the searched ones, not all
                 ncu.note += f" (the {len(searched)} searched of the model's {len(kernels)} Triton kernel(s))"
             ctx.report["ncu"] = ncu
             ctx.emit("profile", "progress", ncu.note, ncu_seconds=round(ncu.seconds, 1))
