@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# What a lent GPU machine lacks, packed to be carried there (run here, once per checkout):
+#
+#   benchmarks/device_carry.sh          # then: run(carry=[".whl", ".gpu-in"], command="source .gpu-in/setup.sh; ...")
+#
+# - .gpu-in/*.deb: bubblewrap and libcap2 (the sandbox; the GPU image has no bwrap);
+# - .whl/: the `llm` generator's client (openai and its dependencies) as cp312 manylinux wheels, at the
+#   versions this checkout's .venv runs (the GPU image's python is 3.12 and has no registry);
+# - .gpu-in/setup.sh, sourced first on the machine: unpacks both and puts the wheels on PYTHONPATH.
+# Both folders are ignored by git (.gitignore, .git/info/exclude).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || scripts/bootstrap
+exclude="$(git rev-parse --git-path info/exclude)"
+mkdir -p .gpu-in .whl "$(dirname "$exclude")"
+grep -qx '/.gpu-in/' "$exclude" 2>/dev/null || echo '/.gpu-in/' >> "$exclude"
+(cd .gpu-in && apt-get download -q bubblewrap libcap2 2>/dev/null)
+pins=$(.venv/bin/python -m pip freeze 2>/dev/null | grep -iE '^(openai|pydantic|pydantic[-_]core|annotated[-_]types|typing[-_]inspection|typing[-_]extensions|distro|jiter|sniffio|httpx2?|httpcore2?|truststore|idna|h11|anyio|certifi)==')
+# shellcheck disable=SC2086
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d .whl $pins 2>&1 | grep -v '^WARNING' || true
+cat > .gpu-in/setup.sh <<'SETUP'
+# Sourced first in every device call (benchmarks/device_carry.sh made it).
+mkdir -p /tmp/debs
+for f in .gpu-in/*.deb; do dpkg -x "$f" /tmp/debs; done
+cp /tmp/debs/usr/bin/bwrap /usr/local/bin/ 2>/dev/null
+cp -a /tmp/debs/lib/x86_64-linux-gnu/libcap* /usr/lib/x86_64-linux-gnu/ 2>/dev/null
+pip install -q --no-deps --target /tmp/site .whl/*.whl 2>&1 | grep -v -e WARNING -e 'already exists' | tail -2
+export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
+SETUP
+echo "carry: .gpu-in ($(ls .gpu-in | wc -l) files), .whl ($(ls .whl | wc -l) wheels, $(du -sh .whl | cut -f1))"
