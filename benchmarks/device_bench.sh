@@ -9,13 +9,28 @@
 # events; no tensors) and copies bench.md and the log beside it: the device tool
 # returns at most 8 files.
 # Leave the device call 60 s more than SECONDS (set-up before, the kill and the
-# packing after): a call that overruns its limit returns no archive at all.
+# packing after). Should it overrun anyway, what is under $OUT still comes back:
+# the archive is re-packed after every finished problem (bench.json rewritten),
+# written in runs/ and moved, so a call cut off mid-pack returns the previous one.
 set -uo pipefail
 name=$1; seconds=$2; shift 2
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-runs/out}
 mkdir -p "$OUT" "runs/$name"
+pack() {
+  tar czf "runs/.$name.tgz.part" --exclude='*.pt' --exclude='*.safetensors' -C runs "$name" &&
+    mv -f "runs/.$name.tgz.part" "$OUT/$name.tgz"
+  cp "runs/$name/bench.md" "$OUT/$name.md" 2>/dev/null || true
+}
+# The packer starts before the marker below is set (the kill by marker leaves it alone)
+# and stops at the stop file, after the pack in hand.
+stop="runs/.$name.stop"; rm -f "$stop"
+( packed=""; while [ ! -e "$stop" ]; do
+    sleep 2; now=$(stat -c %Y "runs/$name/bench.json" 2>/dev/null) || continue
+    [ "$now" != "$packed" ] && pack && packed=$now
+  done ) &
+packer=$!
 # Every process of this bench inherits the marker; a stopped bench's job children
 # (orphaned, in process groups of their own) are found by it and nothing else is.
 export KERNELOPT_BENCH_RUN="$name.$$"
@@ -23,5 +38,5 @@ timeout -k 10 "$seconds" scripts/kernelopt bench benchmarks/problems --out "runs
 for pid in $(grep -l -a -s "KERNELOPT_BENCH_RUN=$KERNELOPT_BENCH_RUN" /proc/[0-9]*/environ | cut -d/ -f3); do
   [ "$pid" != "$$" ] && kill -9 "$pid" 2>/dev/null
 done
-tar czf "$OUT/$name.tgz" --exclude='*.pt' --exclude='*.safetensors' -C runs "$name"
-cp "runs/$name/bench.md" "$OUT/$name.md" 2>/dev/null || true
+touch "$stop"; wait "$packer"; rm -f "$stop"
+pack
