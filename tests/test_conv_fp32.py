@@ -60,7 +60,9 @@ def test_split3_is_fp32_accurate_and_plain_tf32_is_not(name):
         err = ce.max_rel_error(ce.split3_conv(x, w, b, args, layout=layout), ref)
         assert err <= 4 * fp32, (layout, err, fp32)
     assert ce.max_rel_error(ce.tf32_conv(x, w, b, args), ref) >= 300 * fp32  # the single truncated product
-    assert ce.max_rel_error(ce.channels_last_conv(x, w, b, args), ref) <= 2 * fp32
+    # plain fp32 in another summation order (oneDNN picks the channels_last algorithm by CPU: 2.6x the
+    # contiguous conv's error on one 2-core box, <= 2x on another); TF32 is >= 300x
+    assert ce.max_rel_error(ce.channels_last_conv(x, w, b, args), ref) <= 8 * fp32
 
 
 @pytest.mark.parametrize("dropped", ["lo_hi", "hi_lo"])
