@@ -333,33 +333,43 @@ def test_model_job_on_gpu_driven_by_the_scripted_server(tmp_path, monkeypatch):
         assert run_check(CheckRequest(str(run / "optimized_module.py"), str(SOFTMAX_ROWS)))["passed"]
 
 
+def _launch_once(module: str, params: str, args: str) -> str:
+    """A cheat made of a correct module: its `run(<params>)` renamed `_launch`, and a `run` that calls it on the
+    first call only, so every later call leaves the first call's output in the buffer ('reads stale output')."""
+    signature = f"def run({params}):"
+    assert signature in module
+    return module.replace(signature, f"def _launch({params}):") + (
+        f"\n\n_CALLS = [0]\n\n\n{signature}\n    _CALLS[0] += 1\n"
+        "    if _CALLS[0] == 1:  # later calls: the first call's output is returned as it stands\n"
+        f"        _launch({args})\n")
+
+
 def _stale(body: dict) -> str:
-    """A scripted 'LLM' that cheats: the module it was given, launching only on the first call, so every later
-    call leaves the first call's output in the buffer (a kernel that 'reads stale output')."""
-    module = _module_sent(body)
-    assert "def run(*args, stream=None):" in module
-    module = module.replace("def run(*args, stream=None):", "def _launch(*args, stream=None):")
-    module += ("\n\n_CALLS = [0]\n\n\ndef run(*args, stream=None):\n    _CALLS[0] += 1\n"
-               "    if _CALLS[0] == 1:  # later calls: the first call's output is returned as it stands\n"
-               "        _launch(*args, stream=stream)\n")
-    return fenced(module, "Cache the result after the first launch.")
+    """A scripted 'LLM' that cheats with the module it was given (_launch_once)."""
+    return fenced(_launch_once(_module_sent(body), "*args, stream=None", "*args, stream=stream"),
+                  "Cache the result after the first launch.")
+
+
+def _assert_cheat_caught_at_gate2(result, run: Path, generator: str, server: ScriptedLLM) -> list[dict]:
+    """Gate 2 poisons the outputs before every seed: an unlaunched kernel leaves the poison (or an old answer);
+    the same cheat sent again is a duplicate, never run again. The job keeps the compiler's code."""
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == generator]
+    assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
+    gates = [(t["gate"], t["passed"]) for t in traj]
+    assert gates[0] == ("gate2", False) and set(gates[1:]) <= {("gate2", False), ("duplicate", False)}, \
+        [(t["gate"], t["feedback"]) for t in traj]
+    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    assert "transcripts.jsonl" in result.artifacts
+    return traj
 
 
 @pytest.mark.gpu
 def test_model_job_with_a_cheating_llm_kernel_ends_fallback_with_the_gate_that_caught_it(tmp_path, monkeypatch):
     with ScriptedLLM([_stale]) as server:
         result, run = _job(tmp_path, monkeypatch, server, SOFTMAX_ROWS, iterations=2)
-    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm"]
-    assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
-    # Gate 2 poisons the outputs before every seed: an unlaunched kernel leaves the poison (or an old answer);
-    # the same cheat sent again is a duplicate, never run again
-    gates = [(t["gate"], t["passed"]) for t in traj]
-    assert gates[0] == ("gate2", False) and set(gates[1:]) <= {("gate2", False), ("duplicate", False)}, \
-        [(t["gate"], t["feedback"]) for t in traj]
-    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
+    traj = _assert_cheat_caught_at_gate2(result, run, "llm", server)
     report = json.loads((run / "report.json").read_text())
     assert report["llm"]["calls"] == len(server.all_requests)
-    assert "transcripts.jsonl" in result.artifacts
     print("cheating kernel:", result.outcome, result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
 
 
@@ -432,18 +442,11 @@ def test_model_job_on_gpu_ends_optimized_by_a_scripted_codegen_reply_under_tf32(
 
 
 def _stale_linear_bias_gelu(body: dict) -> str:
-    """The reply of _tf32_linear_bias_gelu, cheating: it computes on its first call only, so every later call
-    leaves the first call's output in the buffer."""
+    """The reply of _tf32_linear_bias_gelu, made a cheat (_launch_once)."""
     params, _ = _group_interface(body)
-    code = _code_block(_tf32_linear_bias_gelu(body))
-    code = code.replace(f"def run({', '.join(params)}, stream=None):", f"def _launch({', '.join(params)}, stream=None):")
-    code += (f"\n\n_CALLS = [0]\n\n\ndef run({', '.join(params)}, stream=None):\n    _CALLS[0] += 1\n"
-             f"    if _CALLS[0] == 1:\n        _launch({', '.join(params)})\n")
-    return fenced(code, "STRATEGY: algorithmic-rewrite\nCompute once, then reuse the result.")
-
-
-def _code_block(reply: str) -> str:
-    return reply.split("```python\n")[1].split("```")[0]
+    module, _ = extract_code(_tf32_linear_bias_gelu(body))
+    return fenced(_launch_once(module, ", ".join(params + ["stream=None"]), ", ".join(params)),
+                  "STRATEGY: algorithmic-rewrite\nCompute once, then reuse the result.")
 
 
 @pytest.mark.gpu
@@ -451,13 +454,7 @@ def test_the_same_codegen_job_with_a_cheating_reply_ends_fallback_caught_at_gate
     with ScriptedLLM([_stale_linear_bias_gelu]) as server:
         result, run = _job(tmp_path, monkeypatch, server, LINEAR_BIAS_GELU, generators=["llm_codegen"],
                            precision="tf32", iterations=1)
-    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm_codegen"]
-    assert server.requests and traj, ("the job asked the LLM nothing", result.outcome, result.cause)
-    gates = [(t["gate"], t["passed"]) for t in traj]
-    assert gates[0] == ("gate2", False) and set(gates[1:]) <= {("gate2", False), ("duplicate", False)}, \
-        [(t["gate"], t["feedback"]) for t in traj]
-    assert result.outcome == "fallback" and result.cause.startswith("no-faster-candidate"), result.cause
-    assert "transcripts.jsonl" in result.artifacts
+    traj = _assert_cheat_caught_at_gate2(result, run, "llm_codegen", server)
     print("cheating codegen:", result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
 
 
