@@ -285,6 +285,8 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
     nondeterministic = [r["problem"] for r in rows if r.get("reproduction") == "within-nondeterminism"]
     engines = Counter(r.get("engine") or "unrecorded" for r in rows)
+    noisy = max((r for r in rows if r["result"].get("noise_pct") is not None and deployed_speedup(r) is not None),
+                key=lambda r: r["result"]["noise_pct"], default=None)
     walls = [r["wall_s"] for r in rows]
     median_wall = statistics.median(walls) / 60 if walls else 0.0
     lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
@@ -297,7 +299,10 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}"
              + (f" (of which within the compiled model's own non-determinism: {nondeterministic})"
-                if nondeterministic else ""), "", _engine_text(engines), "",
+                if nondeterministic else ""),
+             "Largest noise (the spread each result states with its speed): "
+             + (f"{noisy['result']['noise_pct']:.2f}% ({noisy['problem']})" if noisy else "none measured"),
+             "", _engine_text(engines), "",
              "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -312,6 +317,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
             "not_measured": len(not_measured_rows), "engines": dict(engines),
+            "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
@@ -101,28 +102,35 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                                     {g.name: g for g in groups})
         ctx.report["search"] = summaries
     faster = {k: v for k, v in ranked.items() if v}
-    harness = [(s["target"], s["harness_errors"][0]) for s in summaries
-               if s.get("harness_errors") and not s["passed"]]
-    if not faster and harness:
-        target, message = harness[0]
-        return JobResult(Outcome.FALLBACK, f"{Cause.HARNESS_ERROR}: the gates could not run the baseline of {len(harness)} "
-                         f"kernel(s), so no candidate could be judged; {target}: {message[:400]}",
-                         speedup=1.0, **baseline_result)
-    failed = [(s["target"], s["generator_errors"][0]) for s in summaries if s.get("generator_errors")]
-    if not faster and failed and not any(s["attempts"] for s in summaries):
-        target, message = failed[0]  # e.g. an LLM endpoint that cannot be reached, a package not installed
-        return JobResult(Outcome.FALLBACK, f"{Cause.NO_CANDIDATES}: every generator failed before proposing a "
-                         f"candidate; {target}: {message[:400]}", speedup=1.0, **baseline_result)
     if not faster:
-        n = sum(s["passed"] for s in summaries)
-        declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
-        why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
-        return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: {n} candidates passed gates 1-2, none fast enough "
-                         f"at kernel level to lift the model by gamma={opts.gamma} (Amdahl){why}",
-                         speedup=1.0, **baseline_result)
+        return JobResult(Outcome.FALLBACK, search_cause(summaries, opts.gamma), speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
         return _waterfall(ctx, cg, graph, load, faster, baseline_result, groups)
+
+
+def search_cause(summaries: list[dict], gamma: float) -> str:
+    """Why a search left no candidate for verification (one summary per searched target), most specific
+    first: the gates could not run the baseline; every generator failed; none applies; none was fast enough."""
+    harness = [(s["target"], s["harness_errors"][0]) for s in summaries
+               if s.get("harness_errors") and not s["passed"]]
+    if harness:
+        target, message = harness[0]
+        return (f"{Cause.HARNESS_ERROR}: the gates could not run the baseline of {len(harness)} kernel(s), so no "
+                f"candidate could be judged; {target}: {message[:400]}")
+    failed = [(s["target"], s["generator_errors"][0]) for s in summaries if s.get("generator_errors")]
+    if failed and not any(s["attempts"] for s in summaries):
+        target, message = failed[0]  # e.g. an LLM endpoint that cannot be reached, a package not installed
+        return f"{Cause.NO_CANDIDATES}: every generator failed before proposing a candidate; {target}: {message[:400]}"
+    if summaries and all(s.get("declined") for s in summaries):
+        first = summaries[0]
+        return (f"{Cause.NO_CANDIDATES}: no generator of this job applies to the {len(summaries)} searched "
+                f"target(s); {first['target']}: {first['stopped_reason'][:400]}")
+    n = sum(s["passed"] for s in summaries)
+    declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
+    why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
+    return (f"{Cause.NO_FASTER_CANDIDATE}: {n} candidates passed gates 1-2, none fast enough at kernel level to "
+            f"lift the model by gamma={gamma} (Amdahl){why}")
 
 
 NCU_MAX_KERNELS = 8  # `--set full` replays a kernel ~38 times: the largest shares only
@@ -260,6 +268,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
     resolved = {a.candidate.id: a.metrics.get("resolved_method") for v in ranked.values() for a in v}
     verdicts: dict[tuple, dict] = {}
     trace: list[str] = []
+    errors: list[JobFallback] = []  # evaluations that ended before a verdict (budget spent, a child crashed)
 
     cancelled = []
 
@@ -271,14 +280,23 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         replacements = {k: sources[cid] for k, cid in combination.items()}
         req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
                               rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
-        g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
+        try:
+            g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
+            timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing") if g3.passed else None
+        except JobFallback as exc:  # recorded as a failed evaluation; the job's cause says it if nothing else does
+            errors.append(exc)
+            raise
         if not g3.passed:
             verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
             trace.append(f"{combination}: Gate 3 failed: {g3.message}")
             return False, 0.0
-        timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
+        assert timing is not None
         g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
         verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
+        # the per-round medians behind the speedup and its noise, for anyone who doubts either
+        ctx.report.setdefault("gate4_rounds", []).append(
+            {"combination": combination, "method": timing.method,
+             **{side: [round(t, 5) for t in timing.rounds[side]] for side in ("baseline", "candidate")}})
         trace.append(f"{combination}: Gate 3 passed ({_gate3_text(g3.metrics)}); Gate 4 speedup "
                      f"{g4.metrics.get('speedup'):.4f}x (noise {g4.metrics.get('noise_pct'):.2f}%): "
                      f"{'pass' if g4.passed else 'fail'}")
@@ -287,7 +305,8 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
 
     ranked_ids = {k: [a.candidate.id for a in v] for k, v in ranked.items()}
     # a group and the kernels of its epilogue (or two groups sharing a step) never go into one combination
-    wf = select_combination(ranked_ids, evaluate, conflicts=target_overlaps(groups))
+    wf = select_combination(ranked_ids, evaluate, conflicts=target_overlaps(groups),
+                            should_stop=lambda: ctx.remaining_s() <= 1)  # nothing more can be verified
     if cancelled:
         raise JobCancelled("cancelled")
     ctx.report["waterfall"] = trace
@@ -317,21 +336,39 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
             reduced_precision=bool(markers) or baseline_result["reduced_precision"])
-    # Nothing deployable: matched if correct candidates were within the noise, else fallback.
-    g4s = [v["gate4"] for v in verdicts.values() if "gate4" in v]
+    outcome, cause, noise = unverified_outcome(list(verdicts.values()), errors, len(wf.trace), opts.gamma)
+    # a match is decided by Gate 4's noise: that is the figure the result states, not the profile's
+    return JobResult(outcome, cause, speedup=1.0, **{**baseline_result, **({"noise_pct": noise} if noise else {})})
+
+
+def unverified_outcome(verdicts: list[dict], errors: list[JobFallback], evaluations: int,
+                       gamma: float) -> tuple[Outcome, str, Optional[float]]:
+    """How a waterfall that deployed nothing ends: outcome, cause, and for a match the Gate 4 noise that
+    decided it. `verdicts`: one {"gate3": ..., "gate4": ...} per combination that got one; `errors`:
+    evaluations that ended before a verdict (budget spent, a crash).
+
+    Matched if correct combinations were within Gate 4's noise; else the performance gate; else Gate 3;
+    and where no combination got a verdict at all, the cause is what stopped them — never "correctness".
+    """
+    g4s = [v["gate4"] for v in verdicts if "gate4" in v]
     within = [g for g in g4s if g.metrics.get("within_noise")]
     if within:
         best = max(within, key=lambda g: g.metrics.get("speedup", 0.0))
-        return JobResult(Outcome.MATCHED, f"{Cause.WITHIN_NOISE}: the best correct combination ran "
-                         f"{best.metrics.get('speedup', 0.0):.4f}x, within the measured noise "
-                         f"({best.metrics.get('noise_pct', 0.0):.2f}%); the compiler baseline is kept",
-                         speedup=1.0, **baseline_result)
+        cause = (f"{Cause.WITHIN_NOISE}: the best correct combination ran {best.metrics.get('speedup', 0.0):.4f}x, "
+                 f"within the measured noise ({best.metrics.get('noise_pct', 0.0):.2f}%); the compiler baseline is kept")
+        return Outcome.MATCHED, cause, best.metrics.get("noise_pct")
     if g4s:
-        best = max(g.metrics.get("speedup", 0.0) for g in g4s)
-        return JobResult(Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: best correct combination {best:.3f}x < gamma "
-                         f"{opts.gamma}", speedup=1.0, **baseline_result)
-    return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: every combination failed Gate 3", speedup=1.0,
-                     **baseline_result)
+        fastest = max(g.metrics.get("speedup", 0.0) for g in g4s)
+        return (Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: best correct combination {fastest:.3f}x < gamma {gamma}",
+                None)
+    failed_g3 = sum("gate3" in v for v in verdicts)
+    if errors and not failed_g3:
+        first = errors[0]
+        return Outcome.FALLBACK, (f"{first.code}: verification did not finish for any of {evaluations} "
+                                  f"combination(s) of the candidates that passed Gates 1-2: {first}"), None
+    unfinished = f"; {len(errors)} more did not finish ({errors[0].code}: {errors[0]})" if errors else ""
+    return Outcome.FALLBACK, (f"{Cause.CORRECTNESS_FAILURE}: every combination verified failed Gate 3 "
+                              f"({failed_g3} of {evaluations}){unfinished}"), None
 
 
 def _gate3_text(metrics: dict) -> str:

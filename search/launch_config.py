@@ -102,6 +102,8 @@ def _kind(info: KernelSource) -> str:
 
 def build_space(target: KernelTarget) -> Space | str:
     """The search space for `target`, or the reason this generator cannot tune it."""
+    if target.is_group:  # a library call with its epilogue: there is no one Triton kernel to re-launch
+        return "launch_config re-tunes single Triton kernels, not library groups"
     try:
         info = parse_kernel(target.source, target.name)
     except (SyntaxError, ValueError) as exc:

@@ -91,3 +91,13 @@ def test_compare_runs_command_writes_the_table(runs, tmp_path):
                          cwd=REPO, capture_output=True, text=True, timeout=120,
                          env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"})
     assert bad.returncode == 1 and "not a readable bench.json" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_the_summary_states_the_largest_noise_of_the_measured_results_and_where():
+    rows = copy.deepcopy(json.loads((STRICT / "bench.json").read_text())["rows"])
+    rows[3]["result"]["noise_pct"] = 5.17  # say one result stated a 5.17% spread
+    rows[4]["result"] = not_measured(rows[4]["result"], NO_GPU_TIMING)
+    rows[4]["result"]["noise_pct"] = 75.0  # a noise that was never measured on a GPU is no figure at all
+    s = summarize(rows, 600.0, 1, H200, RunSettings("fp32", "strict"))
+    assert s["max_noise_pct"] == 5.17
+    assert f"Largest noise (the spread each result states with its speed): 5.17% ({rows[3]['problem']})" in s["text"]

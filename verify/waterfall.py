@@ -57,8 +57,8 @@ class WaterfallResult:
 class _Runner:
     """Memoised, budgeted calls of `evaluate`."""
 
-    def __init__(self, evaluate: Evaluate, max_evaluations: int):
-        self.evaluate, self.budget = evaluate, max_evaluations
+    def __init__(self, evaluate: Evaluate, max_evaluations: int, should_stop: Callable[[], bool] | None = None):
+        self.evaluate, self.budget, self.should_stop = evaluate, max_evaluations, should_stop
         self.trace: list[WaterfallStep] = []
         self.memo: dict[frozenset, WaterfallStep] = {}
 
@@ -69,7 +69,7 @@ class _Runner:
         key = frozenset(combo.items())
         if key in self.memo:
             return self.memo[key].passed
-        if len(self.trace) >= self.budget:
+        if len(self.trace) >= self.budget or (self.should_stop is not None and self.should_stop()):
             return None
         try:
             out = self.evaluate(dict(combo))
@@ -97,12 +97,15 @@ def overlaps(target: str, combo: Combination, conflicts: Mapping[str, Collection
 
 
 def select_combination(ranked: dict[str, list[str]], evaluate: Evaluate, max_evaluations: int = 12,
-                       conflicts: Mapping[str, Collection[str]] | None = None) -> WaterfallResult:
+                       conflicts: Mapping[str, Collection[str]] | None = None,
+                       should_stop: Callable[[], bool] | None = None) -> WaterfallResult:
     """`ranked`: target → candidate ids best-first, in priority order (largest expected gain first);
-    `conflicts`: target → the targets it overlaps, never in one combination with it."""
+    `conflicts`: target → the targets it overlaps, never in one combination with it;
+    `should_stop`: asked before each evaluation (the job's time budget is spent, say); true ends the
+    waterfall as an exhausted evaluation budget does, with what passed so far."""
     conflicts = conflicts or {}
     order = [k for k, cands in ranked.items() if cands]  # the caller's priority order
-    run = _Runner(evaluate, max_evaluations)
+    run = _Runner(evaluate, max_evaluations, should_stop)
     combo: Combination = {}
     dropped: list[str] = []
     for k in order:

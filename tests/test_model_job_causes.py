@@ -1,0 +1,93 @@
+"""The cause a model job ends with when nothing is deployed: the true one, found on real H200 runs.
+
+Two causes were wrong on the H200 (2026-12-02, suite level1/18 and level3/01): a small-K GEMM whose
+only searched target no generator applies to ended "no-faster-candidate: 0 candidates passed"
+(nothing was ever proposed), and an MLP whose job budget ran out in verification ended
+"correctness-failure: every combination failed Gate 3" (no combination reached Gate 3's verdict).
+"""
+from __future__ import annotations
+
+from kernelopt.pipeline.job import JobFallback
+from kernelopt.pipeline.model_job import search_cause, unverified_outcome
+from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
+from kernelopt.search.generator import KernelTarget
+from kernelopt.search.launch_config import LaunchConfigGenerator
+from kernelopt.verify.gate4_perf import check_performance
+from kernelopt.verify.result import GateResult
+from kernelopt.verify.waterfall import select_combination
+
+
+def _declined(target: str, why: str) -> dict:
+    return {"target": target, "attempts": 0, "passed": 0, "best_kernel_speedup": None, "declined": True,
+            "stopped_reason": why}
+
+
+def _searched(target: str, passed: int) -> dict:
+    return {"target": target, "attempts": passed, "passed": passed, "best_kernel_speedup": 1.01,
+            "stopped_reason": "iterations", "harness_errors": [], "generator_errors": []}
+
+
+def test_a_search_where_no_generator_applies_to_any_target_is_no_candidates():
+    cause = search_cause([_declined("_kernelopt_group_1", "the GEMM is a Triton template Inductor chose")], 1.03)
+    assert cause_code(cause) == Cause.NO_CANDIDATES, cause
+    assert "no generator of this job applies" in cause and "Triton template" in cause
+
+
+def test_a_search_with_timed_candidates_none_fast_enough_says_so_and_names_what_was_declined():
+    cause = search_cause([_searched("triton_poi_0", 20), _declined("_kernelopt_group_1", "a bf16 GEMM")], 1.03)
+    assert cause_code(cause) == Cause.NO_FASTER_CANDIDATE, cause
+    assert cause.startswith("no-faster-candidate: 20 candidates passed gates 1-2") and "a bf16 GEMM" in cause
+
+
+def test_a_baseline_the_gates_could_not_run_is_a_harness_error():
+    s = {**_searched("triton_poi_0", 0), "attempts": 4, "harness_errors": ["could not run the reference: OOM"]}
+    cause = search_cause([s], 1.03)
+    assert cause_code(cause) == Cause.HARNESS_ERROR and "OOM" in cause
+
+
+def test_verification_that_never_reached_a_verdict_ends_with_what_stopped_it():
+    errors = [JobFallback(Cause.TIMEOUT, "Gate 4 timing timed out: time_stitched did not finish within 9 s")]
+    outcome, cause, _ = unverified_outcome([], errors, evaluations=1, gamma=1.03)
+    assert outcome == Outcome.FALLBACK and cause_code(cause) == Cause.TIMEOUT, cause
+    assert "did not finish for any of 1" in cause and "within 9 s" in cause
+
+
+def test_gate3_failures_are_correctness_failures_and_the_unfinished_ones_are_counted():
+    g3 = GateResult.fail("gate3", "rho 40 > rho_max 10")
+    errors = [JobFallback(Cause.TIMEOUT, "time budget of 120 s spent before Gate 3")]
+    outcome, cause, _ = unverified_outcome([{"gate3": g3}], errors, evaluations=2, gamma=1.03)
+    assert cause_code(cause) == Cause.CORRECTNESS_FAILURE, cause
+    assert "(1 of 2)" in cause and "1 more did not finish (timeout" in cause
+
+
+def test_a_correct_combination_within_the_noise_is_matched_and_a_slow_one_fails_the_performance_gate():
+    g3 = GateResult.ok("gate3", "allclose")
+    within = check_performance([1.0, 1.01, 0.99, 1.0, 1.02], [1.0, 0.97, 1.02, 1.01, 0.99])
+    slow = check_performance([1.0] * 5, [1.2] * 5)
+    outcome, cause, noise = unverified_outcome([{"gate3": g3, "gate4": within}], [], evaluations=1, gamma=1.03)
+    assert outcome == Outcome.MATCHED and cause_code(cause) == Cause.WITHIN_NOISE, cause
+    # the match states the noise that decided it (Gate 4's), which the job's result then carries
+    assert noise == within.metrics["noise_pct"] and f"({noise:.2f}%)" in cause
+    outcome, cause, noise = unverified_outcome([{"gate3": g3, "gate4": slow}], [], evaluations=1, gamma=1.03)
+    assert noise is None
+    assert outcome == Outcome.FALLBACK and cause_code(cause) == Cause.PERFORMANCE_GATE and "0.833x" in cause
+
+
+def test_the_waterfall_stops_evaluating_when_told_to_and_keeps_what_passed():
+    calls: list[dict] = []
+    spent = {"now": False}
+
+    def evaluate(combo):
+        calls.append(dict(combo))
+        spent["now"] = True  # the first evaluation spends the budget
+        return False, None
+
+    r = select_combination({"k0": ["a"], "k1": ["b"], "k2": ["c"]}, evaluate, should_stop=lambda: spent["now"])
+    assert len(calls) == 1 and r.evaluations == 1 and not r.passed and r.combination == {}
+
+
+def test_launch_config_declines_a_library_group_in_words_a_user_understands():
+    target = KernelTarget(name="_kernelopt_group_1", source="def run(*args):\n    pass\n", kind="group:mm",
+                          arg_names=[], signature={}, numels=[], group={"name": "_kernelopt_group_1", "op": "mm"})
+    why = LaunchConfigGenerator().applicable(target)
+    assert why == "launch_config re-tunes single Triton kernels, not library groups"
