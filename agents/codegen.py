@@ -30,7 +30,7 @@ from typing import Optional
 from kernelopt.agents.generator import Conversation, LLMGenerator, _timing
 from kernelopt.agents.planner import STRATEGIES, Plan, avoid_context, parse_plan, profile_context
 from kernelopt.agents.templates import prompt
-from kernelopt.compiled.group import LibraryGroup, run_function_source
+from kernelopt.compiled.group import CHAIN_OP, LibraryGroup, run_function_source
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.verify.precision import FP32_EMULATIONS, declared_precision
 
@@ -122,6 +122,8 @@ class CodegenGenerator(LLMGenerator):
             return (f"{NAME} writes library groups (a library call and its epilogue); Triton kernels and kernel "
                     "files go to `llm`")
         group = LibraryGroup.from_dict(target.group)
+        if group.op == CHAIN_OP:
+            return f"{NAME} writes library groups; kernel chains go to the fusion agent (`llm_fusion`)"
         if group.reason:
             return f"the group cannot be re-stitched: {group.reason}"
         return None

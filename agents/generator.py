@@ -167,7 +167,8 @@ class LLMGenerator:
         if reason:
             return reason
         if target.is_group:
-            return "library groups go to the codegen agent (`llm_codegen`); `llm` rewrites Triton kernels and kernel files"
+            return ("library groups go to the codegen agent (`llm_codegen`), kernel chains to the fusion agent "
+                    "(`llm_fusion`); `llm` rewrites Triton kernels and kernel files")
         return None
 
     def _plan(self, target: KernelTarget, source: str, chain: int, history: list[Attempt],

@@ -49,6 +49,10 @@ ANCHOR_OPS = GEMM_OPS + CONV_OPS
 LIBRARY_ALIASES = {"bias_addmm": "addmm"}
 EPILOGUE_KINDS = ("triton", "cpp")
 GROUP_PREFIX = "_kernelopt_group_"
+CHAIN_OP = "fusion"  # a kernel chain's op: adjacent Triton kernels joined by intermediates
+CHAIN_PREFIX = f"{GROUP_PREFIX}chain_"
+# Inductor's heuristic-launched kernels: a chain is made of these (a template is a library group's anchor)
+CHAIN_KINDS = ("pointwise", "reduction", "persistent")
 _STREAM_RE = re.compile(r"^stream(\d+)$")
 
 
@@ -57,7 +61,7 @@ class LibraryGroup:
     name: str  # the module global the re-stitched call() launches: _kernelopt_group_<anchor step>
     anchor: int  # step index of the library call / template launch
     op: str  # mm | addmm | bmm | baddbmm | convolution
-    anchor_kind: str  # library | template
+    anchor_kind: str  # library | template | triton (a kernel chain: op "fusion", its first kernel)
     anchor_target: str  # extern_kernels.addmm, or the template kernel's name
     steps: list[int]  # anchor and epilogue, in launch order
     kernels: list[str]  # the steps' targets
@@ -136,27 +140,55 @@ def _detect(graph: KernelGraph) -> list[LibraryGroup]:
                 written |= set(nxt.writes)
                 continue
             break
-        first, last = members[0], members[-1]
-        reads = list(dict.fromkeys(b for i in members for b in graph.steps[i].reads))
-        writes = list(dict.fromkeys(b for i in members for b in graph.steps[i].writes))
-        inputs = []
-        for b in reads:
-            buf = graph.buffers[b]
-            # external: state from before the group (a graph input, a constant, an earlier
-            # producer's data); a buffer the group itself writes first is internal to it
-            if buf.is_graph_input or buf.is_module_constant or not buf.producers or min(buf.producers) < first:
-                inputs.append(b)
-        outputs = []
-        for b in writes:
-            buf = graph.buffers[b]
-            used_after = any(i > last for i in buf.consumers + buf.producers)
-            if used_after or buf.is_graph_output or buf.is_graph_input or buf.is_module_constant:
-                outputs.append(b)
+        inputs, outputs, dropped = _boundary(graph, members)
         groups.append(LibraryGroup(
             name=f"{GROUP_PREFIX}{step.index}", anchor=step.index, op=op, anchor_kind=kind,
             anchor_target=step.target, steps=members, kernels=[graph.steps[i].target for i in members],
-            inputs=inputs, outputs=outputs, dropped=[b for b in writes if b not in outputs]))
+            inputs=inputs, outputs=outputs, dropped=dropped))
     return groups
+
+
+def _boundary(graph: KernelGraph, members: list[int]) -> tuple[list[str], list[str], list[str]]:
+    """The buffers a span of steps reads from before it, writes for after it, and writes for itself only."""
+    first, last = members[0], members[-1]
+    reads = list(dict.fromkeys(b for i in members for b in graph.steps[i].reads))
+    writes = list(dict.fromkeys(b for i in members for b in graph.steps[i].writes))
+    inputs = []
+    for b in reads:
+        buf = graph.buffers[b]
+        # external: state from before the group (a graph input, a constant, an earlier
+        # producer's data); a buffer the group itself writes first is internal to it
+        if buf.is_graph_input or buf.is_module_constant or not buf.producers or min(buf.producers) < first:
+            inputs.append(b)
+    outputs = []
+    for b in writes:
+        buf = graph.buffers[b]
+        used_after = any(i > last for i in buf.consumers + buf.producers)
+        if used_after or buf.is_graph_output or buf.is_graph_input or buf.is_module_constant:
+            outputs.append(b)
+    return inputs, outputs, [b for b in writes if b not in outputs]
+
+
+def _detect_chains(graph: KernelGraph) -> list[LibraryGroup]:
+    """Kernel chains: decompose's fusible groups (adjacent Triton launches joined by intermediates), cut at
+    template kernels (those anchor library groups), two kernels at least."""
+    chains = []
+    for run in graph.fusible_group_steps:
+        part: list[int] = []
+        for i in run + [-1]:
+            k = graph.kernels.get(graph.steps[i].target) if i >= 0 else None
+            if k is not None and k.kind in CHAIN_KINDS:
+                part.append(i)
+                continue
+            if len(part) >= 2:
+                inputs, outputs, dropped = _boundary(graph, part)
+                chains.append(LibraryGroup(
+                    name=f"{CHAIN_PREFIX}{part[0]}", anchor=part[0], op=CHAIN_OP, anchor_kind="triton",
+                    anchor_target=graph.steps[part[0]].target, steps=list(part),
+                    kernels=[graph.steps[j].target for j in part], inputs=inputs, outputs=outputs,
+                    dropped=dropped))
+            part = []
+    return chains
 
 
 # ---------------------------------------------------------------------------
@@ -410,10 +442,28 @@ def target_overlaps(groups: list[LibraryGroup]) -> dict[str, set[str]]:
 def library_groups(source: str, graph: KernelGraph | None = None) -> list[LibraryGroup]:
     """The library groups of an Inductor output module, in launch order (see the module doc)."""
     graph = graph or decompose(source)
+    return _complete(_detect(graph), source, graph)
+
+
+def kernel_chains(source: str, graph: KernelGraph | None = None) -> list[LibraryGroup]:
+    """The module's kernel chains (op "fusion"): adjacent Triton kernels a fused kernel could replace,
+    keeping their intermediates on chip. Launched, gated and re-stitched exactly as a library group."""
+    graph = graph or decompose(source)
+    return _complete(_detect_chains(graph), source, graph)
+
+
+def all_groups(source: str, graph: KernelGraph | None = None) -> list[LibraryGroup]:
+    """Library groups, then kernel chains: every group target of the module (they may share steps:
+    `target_overlaps` keeps overlapping ones out of one combination)."""
+    graph = graph or decompose(source)
+    return library_groups(source, graph) + kernel_chains(source, graph)
+
+
+def _complete(groups: list[LibraryGroup], source: str, graph: KernelGraph) -> list[LibraryGroup]:
+    """Each group's span of call(): parameters and roles, body, notes, shapes, dtypes (or why it has none)."""
     tree = ast.parse(source)
     lines = source.splitlines()
     definitions = _kernel_definitions(tree, lines)
-    groups = _detect(graph)
     for g in groups:
         g.kernel_sources = {k: definitions[k] for k in g.kernels if k in definitions}
         try:
@@ -469,10 +519,10 @@ def rewrite_module(source: str, names: list[str] | set[str]) -> str:
         return source
     tree = ast.parse(source)
     graph = decompose(source)
-    groups = {g.name: g for g in library_groups(source, graph)}
+    groups = {g.name: g for g in all_groups(source, graph)}
     unknown = names - set(groups)
     if unknown:
-        raise KeyError(f"no library group {sorted(unknown)} in the module (groups: {sorted(groups)})")
+        raise KeyError(f"no library group or kernel chain {sorted(unknown)} in the module (groups: {sorted(groups)})")
     spans = []
     for n in sorted(names, key=lambda n: groups[n].anchor):
         g = groups[n]

@@ -7,7 +7,7 @@ from typing import Optional
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.decompose import KernelGraph, decompose
-from kernelopt.compiled.group import (LibraryGroup, is_group_name, library_groups, reference_source,
+from kernelopt.compiled.group import (CHAIN_OP, LibraryGroup, all_groups, is_group_name, reference_source,
                                       target_overlaps)
 from kernelopt.compiled.graph import CapturedGraph, Reproduction
 from kernelopt.load.stage import LoadResult
@@ -55,7 +55,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("decompose", "parsing the output module into kernels and library calls"):
         graph: KernelGraph = decompose(Path(cg.module_path).read_text())
-        groups = library_groups(Path(cg.module_path).read_text(), graph)
+        groups = all_groups(Path(cg.module_path).read_text(), graph)  # library groups, then kernel chains
         kernels = {name: k.kind for name, k in graph.kernels.items()}
         ctx.report["graph"] = {
             "triton_kernels": kernels,
@@ -63,7 +63,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
             "fusible_groups": graph.fusible_groups,
             "library_groups": [{"name": g.name, "op": g.op, "anchor": g.anchor_target, "epilogue": g.epilogue,
                                 "inputs": g.inputs, "outputs": g.outputs, "dropped": g.dropped,
-                                "reason": g.reason} for g in groups],
+                                "reason": g.reason} for g in groups if g.op != CHAIN_OP],
+            "kernel_chains": [{"name": g.name, "kernels": g.kernels, "inputs": g.inputs, "outputs": g.outputs,
+                               "dropped": g.dropped, "reason": g.reason} for g in groups if g.op == CHAIN_OP],
         }
         ctx.emit("decompose", "progress", f"{len(kernels)} Triton kernels, "
                  f"{len(graph.library_steps())} library calls, {len(graph.fusible_groups)} fusible groups")
@@ -76,7 +78,8 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof
         write_json(ctx.workdir / "profile.json", prof)
-        decisions = sorted(plan_targets(kernels, prof, opts.gamma, opts.generators) + plan_groups(groups, prof, opts.gamma),
+        decisions = sorted(plan_targets(kernels, prof, opts.gamma, opts.generators)
+                           + plan_groups(groups, prof, opts.gamma, opts.generators),
                            key=lambda d: -d.share)
         if device == "cuda":
             searched = [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS]
@@ -383,7 +386,7 @@ def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, rep
     write_optimized_module(ctx.workdir / "optimized_module.py", cg, ctx.problem_path, replacements, header)
     for p in ctx.workdir.glob("diff_*.diff"):
         p.unlink()
-    groups = {g.name: g for g in library_groups(Path(cg.module_path).read_text(), graph)} if any(
+    groups = {g.name: g for g in all_groups(Path(cg.module_path).read_text(), graph)} if any(
         is_group_name(n) for n in replacements) else {}
     for name, src in replacements.items():
         base = reference_source(groups[name]) if name in groups else graph.kernels[name].source

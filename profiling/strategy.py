@@ -22,7 +22,7 @@ from typing import Sequence
 
 from kernelopt.profiling.baseline import BaselineProfile
 from kernelopt.profiling.roofline import model_ceiling
-from kernelopt.search.registry import default_generators, kernel_kind_reason
+from kernelopt.search.registry import default_generators, kernel_kind_reason, target_kind_reason
 
 # A kernel measured a little faster than the bandwidth probe (copy or read over 1 GiB) is at the roofline,
 # not unprofiled: on the H200 the 12 GiB leaky_relu kernel measured 0.99x in one run (skipped) and 1.012x in
@@ -101,28 +101,41 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
     return sorted(decisions, key=lambda d: -d.share)
 
 
-def plan_groups(groups: list, profile: BaselineProfile, gamma: float) -> list[TargetDecision]:
-    """One decision per library group (compiled.group.LibraryGroup), largest share first.
+def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
+                generators: Sequence[str] | None = None) -> list[TargetDecision]:
+    """One decision per library group or kernel chain (compiled.group.LibraryGroup), largest share first.
 
     The profile names the vendor library's own CUDA kernels, not the calls that
     launched them, so a group's share is bounded from above: its Triton kernels'
     shares plus every library call's (its template kernel's, for a Triton GEMM
     template). An upper bound never skips a group that could clear gamma; the
     search then measures the group's own time (Gate 2's timing) against the
-    model's, and Gate 4 decides.
+    model's, and Gate 4 decides. A kernel chain's share is its kernels' own; it is
+    searched only where a generator of the job fuses chains (`generators`, the
+    job's; the defaults where not given): no other generator applies to one.
     """
     threshold = min_share(gamma, profile.noise_pct)
     need = gamma * (1 + profile.noise_pct / 100)
+    names = list(generators) if generators is not None else default_generators()
     out = []
     for g in groups:
         triton = sum(profile.share_of(k) for k in g.kernels)
         share = min(1.0, triton + (profile.library_share if g.anchor_kind == "library" else 0.0))
         kind = f"group:{g.op}"
+        chain = g.anchor_kind == "triton"
+        unhandled = target_kind_reason(names, "chain") if chain else None
+        what = "kernel chain" if chain else "library group"
         if g.reason:
-            d = TargetDecision(g.name, kind, share, False, f"library group not re-stitchable: {g.reason}")
+            d = TargetDecision(g.name, kind, share, False, f"{what} not re-stitchable: {g.reason}")
+        elif unhandled:
+            d = TargetDecision(g.name, kind, share, False, unhandled)
         elif share < threshold:
             d = TargetDecision(g.name, kind, share, False, f"too small to clear gamma={gamma}: at most {share:.1%} "
                                f"of GPU time, Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
+        elif chain:
+            d = TargetDecision(g.name, kind, share, True, f"kernel chain of {len(g.kernels)} adjacent Triton kernels "
+                               f"({len(g.dropped)} intermediate(s) a fused kernel keeps on chip): {share:.1%} of GPU "
+                               "time")
         else:
             d = TargetDecision(g.name, kind, share, True, f"library group {g.op} + {len(g.kernels) - 1} epilogue "
                                f"kernel(s): at most {share:.1%} of GPU time")

@@ -22,6 +22,7 @@ class GeneratorSpec:
     name: str
     factory: str  # "module:Class"
     # "kernel" (one of Inductor's Triton kernels), "group" (a library group, compiled.group),
+    # "chain" (a kernel chain: adjacent Triton kernels joined by intermediates, compiled.group.kernel_chains),
     # "kernel-file" (a whole single-kernel problem file, pipeline/kernel_job.py)
     targets: tuple[str, ...]
     touches: str  # one line: what it may replace
@@ -76,6 +77,10 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "library group (its library call and epilogue) written from the group's ATen graph, declaring "
                   "its precision; only when an endpoint is configured", ("strict", "tf32"), default=False,
                   llm=True),
+    GeneratorSpec("llm_fusion", "kernelopt.agents.fusion:FusionGenerator", ("chain",),
+                  "the fusion agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): one fused module for a "
+                  "kernel chain (adjacent Triton kernels joined by intermediates), the intermediates kept on "
+                  "chip; only when an endpoint is configured", ("strict", "tf32"), default=False, llm=True),
 )}
 # A kernel file has no Inductor kernels: a generator named for "kernel" may have a
 # kernel-file counterpart, used when the job's problem is a kernel file.
@@ -132,6 +137,17 @@ def kernel_kind_reason(names: Iterable[str], kind: str) -> Optional[str]:
     declared = sorted({k for s in specs for k in s.kernel_kinds})
     rewrites = f" (they rewrite {'/'.join(declared)} kernels)" if declared else " (none rewrites single kernels)"
     return f"no generator of this job handles {kind} kernels: {', '.join(names) or 'none named'}{rewrites}"
+
+
+def target_kind_reason(names: Iterable[str], target_kind: str) -> Optional[str]:
+    """Why none of the generators `names` works on targets of `target_kind` (GeneratorSpec.targets), or None.
+    A generator not in the table (a test's) is assumed to (its own `applicable` decides)."""
+    names = list(names)
+    if any(n not in GENERATORS or target_kind in GENERATORS[n].targets for n in names):
+        return None
+    makers = [s.name for s in GENERATORS.values() if target_kind in s.targets]
+    return (f"no generator of this job works on {target_kind} targets: {', '.join(names) or 'none named'}"
+            + (f" ({', '.join(makers)} does)" if makers else ""))
 
 
 def available() -> list[str]:

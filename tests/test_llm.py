@@ -458,6 +458,61 @@ def test_the_same_codegen_job_with_a_cheating_reply_ends_fallback_caught_at_gate
     print("cheating codegen:", result.cause, [(t["gate"], t["feedback"][:120]) for t in traj])
 
 
+CONV_BN_RELU = REPO / "benchmarks" / "problems" / "level2" / "03_conv_bn_relu.py"
+
+
+def _batch_norm_chain(body: dict) -> str:
+    """A scripted 'LLM' reply for level2/03's kernel chain (Inductor's two-pass training-mode batch norm and
+    ReLU after cuDNN's convolution, four Triton kernels): the chain in torch, every output written in place.
+    Parameters by role, as the fusion request states them: the convolution's output (the 4-D input), its
+    bias, the running mean and variance (read and updated in place), the norm's weight and bias, the output."""
+    params, roles = _group_interface(body)
+    (x,) = [p for p in params if roles[p][0] == "in_ptr" and len(roles[p][1]) == 4]
+    conv_b, weight, bias = [p for p in params if roles[p][0] == "in_ptr" and len(roles[p][1]) == 1]
+    running_mean, running_var = [p for p in params if roles[p][0] == "in_out_ptr"]
+    (out,) = [p for p in params if roles[p][0] == "out_ptr"]
+    module = f"""import torch
+
+KERNELOPT_PRECISION = "fp32"
+
+
+def run({", ".join(params)}, stream=None):
+    c = (1, -1, 1, 1)
+    y = {x} + {conv_b}.view(c)
+    n = y.numel() // y.shape[1]
+    var, mean = torch.var_mean(y, dim=(0, 2, 3), unbiased=False)
+    {running_mean}.mul_(0.9).add_(mean, alpha=0.1)
+    {running_var}.mul_(0.9).add_(var * (n / (n - 1)), alpha=0.1)
+    {out}.copy_(torch.relu((y - mean.view(c)) * torch.rsqrt(var.view(c) + 1e-5) * {weight}.view(c) + {bias}.view(c)))
+"""
+    return fenced(module, "STRATEGY: operation-fusion\nStatistics in one pass, then normalize and ReLU.")
+
+
+@pytest.mark.gpu
+def test_model_job_on_gpu_with_the_fusion_agent_gates_a_fused_batch_norm_chain(tmp_path, monkeypatch):
+    # the kernel chain found on the H200 capture (tests/test_kernel_chains.py), searched by llm_fusion alone:
+    # the scripted module must pass Gates 1-2 against Inductor's four kernels on the real captured inputs,
+    # running-statistics updates included, and be timed; the job ends with an outcome, never an error
+    with ScriptedLLM([_batch_norm_chain]) as server:
+        result, run = _job(tmp_path, monkeypatch, server, CONV_BN_RELU, generators=["llm_fusion"], iterations=1)
+    assert server.requests, ("the job asked the LLM nothing", result.outcome, result.cause)
+    assert "Fuse this kernel chain (_kernelopt_group_chain_" in user_text(server.requests[0])
+    traj = [t for t in records(run / "trajectory.jsonl") if t["generator"] == "llm_fusion"]
+    assert traj and traj[0]["passed"] and traj[0]["gate"] == "timed" and traj[0]["kernel_ms"], traj
+    assert result.outcome in ("optimized", "matched", "fallback") and not result.error, (result.cause, result.error)
+    report = json.loads((run / "report.json").read_text())
+    (chain,) = report["graph"]["kernel_chains"]
+    assert len(chain["kernels"]) == 4
+    assert any(t["name"] == chain["name"] and t["searched"] for t in report["targets"])
+    assert "transcripts.jsonl" in result.artifacts
+    print("fusion:", result.outcome, result.cause, [(t["gate"], t["kernel_ms"], t.get("baseline_kernel_ms"))
+                                                     for t in traj])
+    if result.outcome == "optimized":
+        from kernelopt.pipeline.check import CheckRequest, run_check
+
+        assert run_check(CheckRequest(str(run / "optimized_module.py"), str(CONV_BN_RELU)))["passed"]
+
+
 @needs_interpreter
 def test_llm_and_launch_config_search_side_by_side_on_a_kernel_file(tmp_path, monkeypatch):
     with ScriptedLLM([fenced(GOOD)]) as server:
