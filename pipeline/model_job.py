@@ -312,6 +312,8 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                             should_stop=lambda: ctx.remaining_s() <= 1)  # nothing more can be verified
     if cancelled:
         raise JobCancelled("cancelled")
+    if not wf.trace and not errors:  # stopped before its first evaluation: the budget was already spent
+        errors.append(JobFallback(Cause.TIMEOUT, f"time budget of {opts.time_budget_s:.0f} s spent before Gate 3"))
     ctx.report["waterfall"] = trace
     ctx.report["waterfall_steps"] = wf.to_dict()
     chosen = dict(wf.combination or {})
@@ -367,8 +369,8 @@ def unverified_outcome(verdicts: list[dict], errors: list[JobFallback], evaluati
     failed_g3 = sum("gate3" in v for v in verdicts)
     if errors and not failed_g3:
         first = errors[0]
-        return Outcome.FALLBACK, (f"{first.code}: verification did not finish for any of {evaluations} "
-                                  f"combination(s) of the candidates that passed Gates 1-2: {first}"), None
+        return Outcome.FALLBACK, (f"{first.code}: no combination of the candidates that passed Gates 1-2 finished "
+                                  f"verification ({evaluations} tried): {first}"), None
     unfinished = f"; {len(errors)} more did not finish ({errors[0].code}: {errors[0]})" if errors else ""
     return Outcome.FALLBACK, (f"{Cause.CORRECTNESS_FAILURE}: every combination verified failed Gate 3 "
                               f"({failed_g3} of {evaluations}){unfinished}"), None

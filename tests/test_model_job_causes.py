@@ -49,7 +49,11 @@ def test_verification_that_never_reached_a_verdict_ends_with_what_stopped_it():
     errors = [JobFallback(Cause.TIMEOUT, "Gate 4 timing timed out: time_stitched did not finish within 9 s")]
     outcome, cause, _ = unverified_outcome([], errors, evaluations=1, gamma=1.03)
     assert outcome == Outcome.FALLBACK and cause_code(cause) == Cause.TIMEOUT, cause
-    assert "did not finish for any of 1" in cause and "within 9 s" in cause
+    assert "finished verification (1 tried)" in cause and "within 9 s" in cause
+    # stopped before its first evaluation (the budget already spent): the same cause, none tried
+    spent = [JobFallback(Cause.TIMEOUT, "time budget of 120 s spent before Gate 3")]
+    outcome, cause, _ = unverified_outcome([], spent, evaluations=0, gamma=1.03)
+    assert cause_code(cause) == Cause.TIMEOUT and "(0 tried)" in cause, cause
 
 
 def test_gate3_failures_are_correctness_failures_and_the_unfinished_ones_are_counted():
