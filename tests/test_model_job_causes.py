@@ -8,7 +8,7 @@ only searched target no generator applies to ended "no-faster-candidate: 0 candi
 from __future__ import annotations
 
 from kernelopt.pipeline.job import JobFallback
-from kernelopt.pipeline.model_job import search_cause, unverified_outcome
+from kernelopt.pipeline.model_job import search_cause, unverified_outcome, verify_reserve_s
 from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
 from kernelopt.search.generator import KernelTarget
 from kernelopt.search.launch_config import LaunchConfigGenerator
@@ -95,3 +95,9 @@ def test_launch_config_declines_a_library_group_in_words_a_user_understands():
                           arg_names=[], signature={}, numels=[], group={"name": "_kernelopt_group_1", "op": "mm"})
     why = LaunchConfigGenerator().applicable(target)
     assert why == "launch_config re-tunes single Triton kernels, not library groups"
+
+
+def test_the_search_keeps_back_enough_time_for_one_verification():
+    # one evaluation took 21-37 s on the H200; 30% of a 120 s budget (36 s) was too little for level3/01
+    assert verify_reserve_s(120) == 45 and verify_reserve_s(900) == 120 and verify_reserve_s(300) == 90
+    assert verify_reserve_s(60) == 30  # never more than half the budget
