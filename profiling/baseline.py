@@ -81,7 +81,7 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
     def run():
         return runtime.call_module(mod, args)
 
-    timing = bench_interleaved({"baseline": run}, rounds=3)
+    timing = bench_interleaved({"baseline": run}, rounds=5)  # 3 rounds' MAD is the smaller of two deviations
     kernels: list[KernelShare] = []
     notes = ["Nsight Compute not used: per-kernel shares from torch.profiler, registers from the Triton launchers"]
     if torch.cuda.is_available():

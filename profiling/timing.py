@@ -56,6 +56,16 @@ class Timing:
         return self.median_ms[baseline] / self.median_ms[candidate]
 
 
+def merge_timings(first: Timing, more: Timing) -> Timing:
+    """One Timing of both runs' rounds, in order (same variants and method): round i of each side stays
+    paired with round i of the others."""
+    if set(first.rounds) != set(more.rounds) or first.method != more.method:
+        raise ValueError(f"cannot merge timings of {sorted(first.rounds)} ({first.method}) and "
+                         f"{sorted(more.rounds)} ({more.method})")
+    return Timing({k: first.rounds[k] + more.rounds[k] for k in first.rounds}, first.method,
+                  first.warmup_ms, first.rep_ms)
+
+
 def _cuda() -> bool:
     import torch
 

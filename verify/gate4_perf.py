@@ -17,6 +17,16 @@ from kernelopt.profiling.timing import robust_spread_pct
 from kernelopt.verify.result import GateName, GateResult
 
 GATE: GateName = "gate4"
+# Above this noise the rounds are too few to tell: Gate 4 times MORE_ROUNDS more in a fresh child and
+# decides on all of them (5 rounds' MAD is a coarse figure: on the H200 two A/A runs of one 0.5 ms problem
+# gave 3.12% and 0.67%, 25 rounds 1.11%: benchmarks/results/2026-12-02-h200-suite-strict-part2).
+RETIME_NOISE_PCT = 2.0
+MORE_ROUNDS = 10
+
+
+def needs_more_rounds(result: GateResult) -> bool:
+    """Whether a Gate 4 verdict rests on rounds too noisy to tell (and none were added yet)."""
+    return (result.metrics.get("noise_pct") or 0.0) > RETIME_NOISE_PCT and result.metrics.get("rounds", 0) <= 5
 
 
 def speedup_noise_pct(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float]) -> float:
