@@ -58,9 +58,9 @@ _STREAM_RE = re.compile(r"^stream(\d+)$")
 
 @dataclass
 class LibraryGroup:
-    name: str  # the module global the re-stitched call() launches: _kernelopt_group_<anchor step>
+    name: str  # the module global the re-stitched call() launches: _kernelopt_group_[chain_]<anchor step>
     anchor: int  # step index of the library call / template launch
-    op: str  # mm | addmm | bmm | baddbmm | convolution
+    op: str  # mm | addmm | bmm | baddbmm | convolution | fusion (a kernel chain)
     anchor_kind: str  # library | template | triton (a kernel chain: op "fusion", its first kernel)
     anchor_target: str  # extern_kernels.addmm, or the template kernel's name
     steps: list[int]  # anchor and epilogue, in launch order
