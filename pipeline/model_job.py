@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import statistics
 from pathlib import Path
 from typing import Optional
 
@@ -112,6 +113,21 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
         return _waterfall(ctx, cg, graph, load, faster, baseline_result, groups)
+
+
+def kernel_wins(attempts: list[Attempt], ranked: list[Attempt], need: float) -> list[Attempt]:
+    """The ranked attempts fast enough (kernel speedup >= `need`) to be worth Gates 3-4.
+
+    Each batch of candidates is timed against the baseline kernel in the same rounds, but that is one
+    kernel on the same inputs every time: a candidate must beat the median of all its target's baseline
+    timings as well as its own batch's. On the H200 one batch's baseline measured 1.521 ms against
+    1.391-1.393 ms in every other batch (level1/24): its candidate, 0.998x against those, ranked as a 1.090x
+    kernel and cost a whole-model verification that found 0.9955x.
+    """
+    pooled = [a.baseline_kernel_ms for a in attempts if a.baseline_kernel_ms]
+    typical = statistics.median(pooled) if pooled else None
+    return [a for a in ranked if a.kernel_ms and a.baseline_kernel_ms
+            and min(a.baseline_kernel_ms, typical or a.baseline_kernel_ms) / a.kernel_ms >= need]
 
 
 def search_cause(summaries: list[dict], gamma: float) -> str:
@@ -245,8 +261,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
             # the group's measured time (Gate 2's timing of its reference) replaces the profile's bound
             share = min(d.share, result.ranked[0].baseline_kernel_ms / prof.gpu_total_ms)
         need = required_kernel_speedup(share, opts.gamma)
-        wins = [a for a in result.ranked if a.kernel_ms and a.baseline_kernel_ms
-                and a.baseline_kernel_ms / a.kernel_ms >= need]
+        wins = kernel_wins(result.attempts, result.ranked, need)
         ranked[d.name] = wins
         best = result.ranked[0] if result.ranked else None
         summaries.append({

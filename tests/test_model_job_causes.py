@@ -8,9 +8,9 @@ only searched target no generator applies to ended "no-faster-candidate: 0 candi
 from __future__ import annotations
 
 from kernelopt.pipeline.job import JobFallback
-from kernelopt.pipeline.model_job import search_cause, unverified_outcome, verify_reserve_s
+from kernelopt.pipeline.model_job import kernel_wins, search_cause, unverified_outcome, verify_reserve_s
 from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
-from kernelopt.search.generator import KernelTarget
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.launch_config import LaunchConfigGenerator
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.result import GateResult
@@ -101,3 +101,20 @@ def test_the_search_keeps_back_enough_time_for_one_verification():
     # one evaluation took 21-37 s on the H200; 30% of a 120 s budget (36 s) was too little for level3/01
     assert verify_reserve_s(120) == 45 and verify_reserve_s(900) == 120 and verify_reserve_s(300) == 90
     assert verify_reserve_s(60) == 30  # never more than half the budget
+
+
+def _timed(config: str, kernel_ms: float, baseline_ms: float) -> Attempt:
+    return Attempt(Candidate("triton_per_fused_max_pool3d_with_indices_0", f"# {config}", "launch_config", config),
+                   True, "timed", "passed gates 1-2", kernel_ms=kernel_ms, baseline_kernel_ms=baseline_ms)
+
+
+def test_a_candidate_must_beat_its_targets_typical_baseline_not_only_one_slow_batch():
+    # level1/24 on the H200: one batch's baseline ran 1.521 ms, every other batch's 1.391-1.393 ms
+    lucky = _timed("XBLOCK=64 num_warps=2", 1.3947, 1.5208)
+    others = [_timed(f"XBLOCK={x} num_warps=4", k, b) for x, k, b in
+              ((256, 1.4185, 1.3931), (128, 1.4329, 1.3906), (32, 5.39, 1.3923))]
+    ranked = sorted([lucky] + others, key=lambda a: a.kernel_ms)
+    assert lucky.baseline_kernel_ms / lucky.kernel_ms > 1.09  # what its own batch said
+    assert kernel_wins([lucky] + others, ranked, need=1.031) == []
+    real = _timed("XBLOCK=32 num_warps=8", 1.20, 1.392)  # 1.16x against every baseline timing
+    assert kernel_wins([lucky, real] + others, [real, lucky] + others, need=1.031) == [real]
