@@ -3,7 +3,7 @@
 #
 #   benchmarks/device_bench.sh NAME SECONDS [kernelopt bench options...]
 #
-# Runs the bench over benchmarks/problems into runs/NAME, stopping it after
+# Runs the bench over benchmarks/problems (or $KERNELOPT_BENCH_PROBLEMS) into runs/NAME, stopping it after
 # SECONDS (the report is rewritten after every problem, so a stopped bench keeps
 # what it finished), then packs runs/NAME into $OUT/NAME.tgz (reports, kernels,
 # events; no tensors) and copies bench.md and the log beside it: the device tool
@@ -34,9 +34,14 @@ packer=$!
 # Every process of this bench inherits the marker; a stopped bench's job children
 # (orphaned, in process groups of their own) are found by it and nothing else is.
 export KERNELOPT_BENCH_RUN="$name.$$"
-timeout -k 10 "$seconds" scripts/kernelopt bench benchmarks/problems --out "runs/$name" "$@" 2>&1 | tee "$OUT/$name.log"
+# Into the log file, not through a pipe: the stopped bench's orphans keep their stdout open, and a
+# pipeline (`| tee`) waits for every writer, so the kill below would come only when the job in flight
+# had finished on its own (a device call overran its limit that way). The log is printed afterwards.
+timeout -k 10 "$seconds" scripts/kernelopt bench "${KERNELOPT_BENCH_PROBLEMS:-benchmarks/problems}" \
+  --out "runs/$name" "$@" > "$OUT/$name.log" 2>&1
 for pid in $(grep -l -a -s "KERNELOPT_BENCH_RUN=$KERNELOPT_BENCH_RUN" /proc/[0-9]*/environ | cut -d/ -f3); do
   [ "$pid" != "$$" ] && kill -9 "$pid" 2>/dev/null
 done
 touch "$stop"; wait "$packer"; rm -f "$stop"
 pack
+cat "$OUT/$name.log"

@@ -40,3 +40,39 @@ def test_a_bench_killed_mid_run_leaves_an_archive_of_the_rows_it_finished(tmp_pa
         shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
         for leftover in (REPO / "runs").glob(f".{name}*"):
             leftover.unlink()
+
+
+def test_a_bench_stopped_at_its_time_returns_then_not_when_its_job_in_flight_would_end(tmp_path):
+    # The stopped bench's job process (its own session) keeps running and writing the output it inherited;
+    # the script must kill it when the time is up, not wait for it (a device call overran its limit so).
+    name = f"devbench-{uuid.uuid4().hex[:8]}"
+    problems = tmp_path / "problems" / "level1"
+    problems.mkdir(parents=True)
+    # a kernel file (it runs on the Triton interpreter here; a model file ends no-gpu before loading) whose
+    # inputs take 90 s to make
+    kernel = (REPO / "benchmarks" / "kernels" / "add_relu_kernel.py").read_text()
+    (problems / "01_slow_inputs.py").write_text(kernel.replace(
+        "def get_inputs():\n", "def get_inputs():\n    import time\n    print('making the inputs', flush=True)\n"
+        "    time.sleep(90)\n"))
+    env = dict(os.environ, OUT=str(tmp_path / "out"), KERNELOPT_BENCH_PROBLEMS=str(problems.parent))
+    env.pop("TRITON_INTERPRET", None)
+    t0 = time.monotonic()
+    proc = subprocess.run(["benchmarks/device_bench.sh", name, "20"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=240)
+    took = time.monotonic() - t0
+    try:
+        assert took < 60, f"the script waited {took:.0f} s for the job it had stopped"
+        marker = f"KERNELOPT_BENCH_RUN={name}.".encode()
+        alive = []
+        for environ in Path("/proc").glob("[0-9]*/environ"):
+            try:
+                if marker in environ.read_bytes():
+                    alive.append(environ.parent.name)
+            except OSError:
+                continue
+        assert not alive, f"processes of the stopped bench still run: {alive}"
+        assert (tmp_path / "out" / f"{name}.log").exists() and proc.returncode == 0, proc.stdout + proc.stderr
+    finally:
+        shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
+        for leftover in (REPO / "runs").glob(f".{name}*"):
+            leftover.unlink()
