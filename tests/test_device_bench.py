@@ -62,17 +62,25 @@ def test_a_bench_stopped_at_its_time_returns_then_not_when_its_job_in_flight_wou
     took = time.monotonic() - t0
     try:
         assert took < 60, f"the script waited {took:.0f} s for the job it had stopped"
-        marker = f"KERNELOPT_BENCH_RUN={name}.".encode()
-        alive = []
-        for environ in Path("/proc").glob("[0-9]*/environ"):
-            try:
-                if marker in environ.read_bytes():
-                    alive.append(environ.parent.name)
-            except OSError:
-                continue
+        alive = _marked(name)
         assert not alive, f"processes of the stopped bench still run: {alive}"
         assert (tmp_path / "out" / f"{name}.log").exists() and proc.returncode == 0, proc.stdout + proc.stderr
     finally:
+        for pid in _marked(name):  # a failing script leaves its job running: not past this test
+            os.kill(int(pid), signal.SIGKILL)
         shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
         for leftover in (REPO / "runs").glob(f".{name}*"):
             leftover.unlink()
+
+
+def _marked(name: str) -> list[str]:
+    """PIDs of the processes of device_bench.sh run `name` (its marker, KERNELOPT_BENCH_RUN, in their environment)."""
+    marker = f"KERNELOPT_BENCH_RUN={name}.".encode()
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker in environ.read_bytes():
+                pids.append(environ.parent.name)
+        except OSError:
+            continue
+    return pids
