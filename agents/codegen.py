@@ -109,6 +109,8 @@ class CodegenGenerator(LLMGenerator):
 
     name = NAME
     agent = "codegen"
+    # the first request: prompt files, and what the baseline is called beside the best module's time
+    system_prompt, task_prompt, baseline_label = "codegen_system", "codegen_task", "Inductor's"
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -141,16 +143,14 @@ class CodegenGenerator(LLMGenerator):
         best = next((a for a in beam if a.passed and a.candidate.generator == self.name), None)
         context = ""
         if best is not None:
-            timing = f" It runs in {best.kernel_ms:.4f} ms (Inductor's: {best.baseline_kernel_ms:.4f} ms)." \
+            timing = f" It runs in {best.kernel_ms:.4f} ms ({self.baseline_label}: {best.baseline_kernel_ms:.4f} ms)." \
                 if best.kernel_ms and best.baseline_kernel_ms else ""
             context = f"## Your best module so far\n\nIt passed Gates 1-2.{timing}\n\n```python\n{best.candidate.source}\n```"
         if diversify:
             context += "\n\nRecent attempts kept to the same few approaches: choose a substantially different strategy."
-        summary = f"{group.op} by `{group.anchor_target}`" + (
-            f", then {len(group.epilogue)} fused kernel(s)" if group.epilogue else "")
-        messages = [{"role": "system", "content": prompt("codegen_system")},
+        messages = [{"role": "system", "content": prompt(self.system_prompt)},
                     {"role": "user", "content": prompt(
-                        "codegen_task", group=group.name, summary=summary, aten=aten_description(group),
+                        self.task_prompt, group=group.name, **self._task_values(group),
                         contract=interface(group), reference=run_function_source(group).rstrip(),
                         kernels=kernel_text(group), policy=target.precision, precision=precision_rules(target),
                         profile=profile_context(target), context=context.strip(),
@@ -159,6 +159,12 @@ class CodegenGenerator(LLMGenerator):
         self._started += 1
         return Conversation(self._started, messages, best.candidate.id if best else None,
                             self._new_plan(target, chain))
+
+    def _task_values(self, group: LibraryGroup) -> dict[str, str]:
+        """What this agent's task prompt adds to the shared fields: the library call and its ATen graph."""
+        summary = f"{group.op} by `{group.anchor_target}`" + (
+            f", then {len(group.epilogue)} fused kernel(s)" if group.epilogue else "")
+        return {"summary": summary, "aten": aten_description(group)}
 
     def _next_turn(self, target: KernelTarget, conv: Conversation, last: Attempt, history: list[Attempt],
                    chain: int, diversify: bool) -> str:

@@ -11,18 +11,16 @@ A chain is launched, gated and re-stitched exactly as a library group is (the sa
 own statements for Gate 2), so everything after the request is the codegen agent's
 (agents/codegen.py): the conversation loop, the STRATEGY line filing each attempt for the memory and
 the team's AVOID list, the refusal of a module that does not declare `KERNELOPT_PRECISION`. This
-agent differs in what it applies to and in its first request (prompts/fusion_*.md).
+agent differs in what it applies to and in its first request's prompt files and chain description
+(prompts/fusion_*.md, `_task_values`).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-from kernelopt.agents.codegen import CodegenGenerator, interface, kernel_text, precision_rules
-from kernelopt.agents.generator import Conversation
-from kernelopt.agents.planner import STRATEGIES, avoid_context, profile_context
-from kernelopt.agents.templates import prompt
-from kernelopt.compiled.group import CHAIN_OP, LibraryGroup, run_function_source
-from kernelopt.search.generator import Attempt, KernelTarget
+from kernelopt.agents.codegen import CodegenGenerator
+from kernelopt.compiled.group import CHAIN_OP, LibraryGroup
+from kernelopt.search.generator import KernelTarget
 
 NAME = "llm_fusion"
 
@@ -42,6 +40,7 @@ class FusionGenerator(CodegenGenerator):
 
     name = NAME
     agent = "fusion"
+    system_prompt, task_prompt, baseline_label = "fusion_system", "fusion_task", "Inductor's chain"
 
     def applicable(self, target: KernelTarget) -> Optional[str]:
         reason = self.settings.unconfigured()
@@ -55,25 +54,6 @@ class FusionGenerator(CodegenGenerator):
             return f"the chain cannot be re-stitched: {group.reason}"
         return None
 
-    def _start(self, target: KernelTarget, beam: list[Attempt], history: list[Attempt], chain: int,
-               diversify: bool) -> Conversation:
-        group = LibraryGroup.from_dict(target.group)
-        best = next((a for a in beam if a.passed and a.candidate.generator == self.name), None)
-        context = ""
-        if best is not None:
-            timing = f" It runs in {best.kernel_ms:.4f} ms (Inductor's chain: {best.baseline_kernel_ms:.4f} ms)." \
-                if best.kernel_ms and best.baseline_kernel_ms else ""
-            context = f"## Your best module so far\n\nIt passed Gates 1-2.{timing}\n\n```python\n{best.candidate.source}\n```"
-        if diversify:
-            context += "\n\nRecent attempts kept to the same few approaches: choose a substantially different strategy."
-        messages = [{"role": "system", "content": prompt("fusion_system")},
-                    {"role": "user", "content": prompt(
-                        "fusion_task", group=group.name, n=str(len(group.kernels)), chain=chain_description(group),
-                        contract=interface(group), reference=run_function_source(group).rstrip(),
-                        kernels=kernel_text(group), policy=target.precision, precision=precision_rules(target),
-                        profile=profile_context(target), context=context.strip(),
-                        memory=self.memory.prompt_text(target.name), avoid=avoid_context(self.avoid),
-                        strategies=", ".join(STRATEGIES))}]
-        self._started += 1
-        return Conversation(self._started, messages, best.candidate.id if best else None,
-                            self._new_plan(target, chain))
+    def _task_values(self, group: LibraryGroup) -> dict[str, str]:
+        """The chain in launch order and its intermediates (the rest of the request is the codegen agent's)."""
+        return {"n": str(len(group.kernels)), "chain": chain_description(group)}
