@@ -297,28 +297,26 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         if ctx.should_cancel is not None and ctx.should_cancel():
             cancelled.append(True)
             return False, 0.0
+        try:
+            return gates_3_4(combination)
+        except JobFallback as exc:  # a child timed out or crashed: the job's cause says it if nothing else does
+            errors.append(exc)
+            raise
+
+    def gates_3_4(combination: dict[str, str]) -> tuple[bool, float]:
         replacements = {k: sources[cid] for k, cid in combination.items()}
         req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
                               rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
-        try:
-            g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
-            timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing") if g3.passed else None
-        except JobFallback as exc:  # recorded as a failed evaluation; the job's cause says it if nothing else does
-            errors.append(exc)
-            raise
+        g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
         if not g3.passed:
             verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
             trace.append(f"{combination}: Gate 3 failed: {g3.message}")
             return False, 0.0
-        assert timing is not None
+        timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
         g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
         if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
-            try:
-                more = ctx.child(time_stitched, dataclasses.replace(req, rounds=MORE_ROUNDS), limit_s=600,
-                                 what="Gate 4 timing (more rounds)")
-            except JobFallback as exc:
-                errors.append(exc)
-                raise
+            more = ctx.child(time_stitched, dataclasses.replace(req, rounds=MORE_ROUNDS), limit_s=600,
+                             what="Gate 4 timing (more rounds)")
             timing = merge_timings(timing, more)
             g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
         verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
