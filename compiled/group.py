@@ -456,7 +456,7 @@ def all_groups(source: str, graph: KernelGraph | None = None) -> list[LibraryGro
     """Library groups, then kernel chains: every group target of the module (they may share steps:
     `target_overlaps` keeps overlapping ones out of one combination)."""
     graph = graph or decompose(source)
-    return library_groups(source, graph) + kernel_chains(source, graph)
+    return _complete(_detect(graph) + _detect_chains(graph), source, graph)  # one parse of the module
 
 
 def _complete(groups: list[LibraryGroup], source: str, graph: KernelGraph) -> list[LibraryGroup]:
