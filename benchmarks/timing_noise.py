@@ -11,7 +11,6 @@ much the noise figure itself moves; every per-round median is kept in the output
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import statistics
@@ -20,24 +19,16 @@ from pathlib import Path
 
 import torch
 
+from kernelopt.load.problem import build_model, import_problem, make_inputs
 from kernelopt.profiling.timing import bench_interleaved, robust_spread_pct
 
 SETTINGS = ((5, 100.0), (5, 100.0), (15, 30.0), (15, 30.0), (25, 100.0))
 
 
-def _load(path: Path):
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def study(path: Path) -> dict:
-    torch.manual_seed(0)
-    mod = _load(path)
-    model = mod.Model(*mod.get_init_inputs()).cuda().eval()
-    inputs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+    mod = import_problem(path)  # the engine's own loading: seeds, device placement, fp32 cast
+    model = build_model(mod, "cuda", torch.float32).eval()
+    inputs = make_inputs(mod, 0, "cuda", torch.float32)
     compiled = torch.compile(model)
     with torch.no_grad():
         compiled(*inputs)
