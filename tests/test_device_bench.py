@@ -37,9 +37,7 @@ def test_a_bench_killed_mid_run_leaves_an_archive_of_the_rows_it_finished(tmp_pa
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
-        shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
-        for leftover in (REPO / "runs").glob(f".{name}*"):
-            leftover.unlink()
+        _remove_run(name)
 
 
 def test_a_bench_stopped_at_its_time_returns_then_not_when_its_job_in_flight_would_end(tmp_path):
@@ -68,9 +66,7 @@ def test_a_bench_stopped_at_its_time_returns_then_not_when_its_job_in_flight_wou
     finally:
         for pid in _marked(name):  # a failing script leaves its job running: not past this test
             os.kill(int(pid), signal.SIGKILL)
-        shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
-        for leftover in (REPO / "runs").glob(f".{name}*"):
-            leftover.unlink()
+        _remove_run(name)
 
 
 def _marked(name: str) -> list[str]:
@@ -84,3 +80,10 @@ def _marked(name: str) -> list[str]:
         except OSError:
             continue
     return pids
+
+
+def _remove_run(name: str) -> None:
+    """What a device_bench.sh run leaves in runs/: its folder and the packer's hidden files."""
+    shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
+    for leftover in (REPO / "runs").glob(f".{name}*"):
+        leftover.unlink()
