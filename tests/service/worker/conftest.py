@@ -65,6 +65,16 @@ def wsettings(worker_db_url, redis_url, broker, tmp_path):
                     heartbeat_interval_s=1, heartbeat_timeout_s=6, max_job_attempts=3, job_time_limit_s=240)
 
 
+def job_dir_removed(settings, job_id: str, timeout: float = 10.0) -> bool:
+    """Whether the job's work directory is gone. The worker removes it right after the job's final
+    transition, and a test may read the final status before that step: wait for it, `timeout` at most."""
+    job_dir = Path(settings.jobs_dir) / job_id
+    deadline = time.monotonic() + timeout
+    while job_dir.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return not job_dir.exists()
+
+
 def settings_env(settings) -> dict[str, str]:
     env = dict(os.environ)
     env.update({

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service.worker.conftest import FAST, KERNEL, MODEL, UNIMPORTABLE
+from tests.service.worker.conftest import FAST, KERNEL, MODEL, UNIMPORTABLE, job_dir_removed
 
 TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 
@@ -148,7 +148,7 @@ def test_kernel_job_runs_to_succeeded_with_artifacts(wsettings, team_id, start_w
     assert [e.id for e in evs] == sorted(e.id for e in evs)
     assert len(running_events(evs)) == 1
     # The attempt's work directory is gone once the artifacts are in the blob store.
-    assert not (Path(wsettings.jobs_dir) / job_id).exists()
+    assert job_dir_removed(wsettings, job_id)
 
 
 def test_jobs_that_cannot_run_fail_with_their_message(wsettings, team_id, start_worker, broker):

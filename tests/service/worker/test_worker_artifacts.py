@@ -15,7 +15,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from tests.service.worker.conftest import FAST, KERNEL, UNIMPORTABLE
+from tests.service.worker.conftest import FAST, KERNEL, UNIMPORTABLE, job_dir_removed
 from tests.service.worker.test_worker import artifacts, enqueue, events, load, submit, wait_for
 
 GiB = 1024 ** 3
@@ -117,7 +117,7 @@ def test_hostile_work_directory_job_succeeds_and_says_what_was_dropped(wsettings
     passwd = hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest()
     assert not BlobStore(wsettings.blobs_dir).exists(passwd)
     assert _incoming(wsettings.blobs_dir) == []
-    assert not (Path(wsettings.jobs_dir) / job_id).exists()
+    assert job_dir_removed(wsettings, job_id)
 
 
 def test_tampered_input_blob_fails_the_job_and_runs_nothing(wsettings, team_id, start_worker, broker):
