@@ -25,7 +25,7 @@ from kernelopt.profiling.timing import merge_timings
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
-from kernelopt.search.registry import applicable, make_generator
+from kernelopt.search.registry import applicable, make_generator, outside_job_hint
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
 from kernelopt.verify.precision import deployed_reduced_precision, reduced_precision_markers
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
@@ -154,6 +154,12 @@ def search_cause(summaries: list[dict], gamma: float) -> str:
             f"lift the model by gamma={gamma} (Amdahl){why}")
 
 
+def decline_reason(target: KernelTarget, generators: list, names: list[str]) -> str:
+    """Why no generator of the job applies to `target`: each one's own reason, then the registered
+    generators outside the job that would (a convolution group under the default generators: conv_fp32)."""
+    return "; ".join(filter(None, [applicable(g, target) for g in generators] + [outside_job_hint(target, names)]))
+
+
 NCU_MAX_KERNELS = 8  # `--set full` replays a kernel ~38 times: the largest shares only
 NCU_BUDGET_SHARE = 0.25  # of the job's remaining time
 
@@ -238,7 +244,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
         if not usable:
             summaries.append({"target": d.name, "attempts": 0, "passed": 0, "best_kernel_speedup": None,
                               "declined": True,  # no generator applies (e.g. gemm_fp32 on a bf16 GEMM)
-                              "stopped_reason": "; ".join(filter(None, (applicable(g, target) for g in generators)))})
+                              "stopped_reason": decline_reason(target, generators, opts.generators)})
             continue
         config = ctx.search_config(len(usable))  # at least one chain per generator that applies to this kernel
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,

@@ -49,7 +49,8 @@ import torch
 TF32_MASK = ~0x1FFF  # keeps sign, exponent and the 10 mantissa bits a TF32 tensor core reads
 TF32_HALF = 0x1000  # half of the last kept bit: adding it before masking rounds to nearest
 #: the reduction length one tensor-core convolution may accumulate (GEMMs: K-chunks of 256 were
-#: admissible on all six shapes of benchmarks/results/2026-12-01-h200-gemm-fp32; convolutions: not yet measured)
+#: admissible on all six shapes of benchmarks/results/2026-12-01-h200-gemm-fp32; convolutions: admissible,
+#: rho <= 1, on 6 of the suite's 10 shapes, benchmarks/results/2026-12-02-h200-conv-fp32)
 DEFAULT_CHUNK = 256
 METHODS = ("split3", "channels_last", "tf32", "fp32")
 

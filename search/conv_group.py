@@ -10,7 +10,8 @@ search/gemm_group.py. The swapped call returns its result in the strides the
 output module asserts for the library call's output (`assert_size_stride` right
 after it): the epilogue kernels index it by them.
 
-Constructions (none measured on convolutions yet: benchmarks/conv_fp32.py):
+Constructions (measured on the H200 by benchmarks/conv_fp32.py, benchmarks/results/2026-12-02-h200-conv-fp32:
+none was faster than the cuDNN call it replaces on any suite shape, hence opt-in in search/registry.py):
 
 - ``split3``: 3xTF32 cuDNN convolutions, the input channels chunked so that each
   tensor-core reduction stays <= 256 long, chunks added in fp32; declared an fp32
@@ -35,12 +36,11 @@ from kernelopt.compiled.group import CONV_OPS, LibraryGroup, group_module_source
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 NAME = "conv_fp32"
-#: construction -> one line for reports (not yet measured: benchmarks/conv_fp32.py measures them)
+#: construction -> one line for reports
 CONSTRUCTIONS = {
     "split3": "cuDNN 3xTF32: per chunk of input channels (reduction <= 256), one TF32 convolution of "
-              "[x_lo|x_hi|x_hi] with [w_hi;w_lo;w_hi] per group, chunks and bias added in fp32; not yet measured",
-    "channels_last": "cuDNN IEEE fp32 (TF32 off) on channels_last operands, result in the module's layout; "
-                     "not yet measured",
+              "[x_lo|x_hi|x_hi] with [w_hi;w_lo;w_hi] per group, chunks and bias added in fp32",
+    "channels_last": "cuDNN IEEE fp32 (TF32 off) on channels_last operands, result in the module's layout",
     "tf32": "plain TF32 on cuDNN (NOT fp32-accurate: 'tf32' policy only)",
 }
 #: what each construction declares in KERNELOPT_PRECISION (verify.precision: split3 is an fp32 emulation)

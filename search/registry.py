@@ -13,6 +13,7 @@ import importlib
 from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
+from kernelopt.compiled.group import CHAIN_OP
 from kernelopt.search.generator import CandidateGenerator, KernelTarget
 from kernelopt.verify.tolerance import DTYPES, Dtype
 
@@ -148,6 +149,28 @@ def target_kind_reason(names: Iterable[str], target_kind: str) -> Optional[str]:
     makers = [s.name for s in GENERATORS.values() if target_kind in s.targets]
     return (f"no generator of this job works on {target_kind} targets: {', '.join(names) or 'none named'}"
             + (f" ({', '.join(makers)} does)" if makers else ""))
+
+
+def outside_job_hint(target: KernelTarget, names: Iterable[str]) -> Optional[str]:
+    """For a target no generator of the job applies to: the registered generators outside the job that
+    would, as one clause of its cause (None when there are none).
+
+    A built-in generator is asked its own `applicable`; an agent is named by what it targets alone (its
+    `applicable` first asks for an LLM endpoint, which a job without agents need not have).
+    """
+    job = set(names)
+    kind = ("chain" if (target.group or {}).get("op") == CHAIN_OP else "group") if target.is_group else "kernel"
+    found = []
+    for spec in GENERATORS.values():
+        if spec.name in job or kind not in spec.targets:
+            continue
+        if spec.llm:
+            found.append(f"{spec.name} (an agent: needs an LLM endpoint)")
+        elif applicable(make_generator(spec.name), target) is None:
+            found.append(spec.name + ("" if spec.default else " (opt-in)"))
+    if not found:
+        return None
+    return f"not in this job but would apply: {', '.join(found)} (name it with --generators)"
 
 
 def available() -> list[str]:

@@ -7,14 +7,21 @@ only searched target no generator applies to ended "no-faster-candidate: 0 candi
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from kernelopt.pipeline.job import JobFallback
-from kernelopt.pipeline.model_job import kernel_wins, search_cause, unverified_outcome, verify_reserve_s
+from kernelopt.compiled.group import library_groups
+from kernelopt.pipeline.model_job import (_group_target, decline_reason, kernel_wins, search_cause,
+                                          unverified_outcome, verify_reserve_s)
 from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.launch_config import LaunchConfigGenerator
+from kernelopt.search.registry import available, default_generators, make_generator, outside_job_hint
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.result import GateResult
 from kernelopt.verify.waterfall import select_combination
+
+H200 = Path(__file__).parent / "testdata" / "captured_h200"
 
 
 def _declined(target: str, why: str) -> dict:
@@ -118,3 +125,21 @@ def test_a_candidate_must_beat_its_targets_typical_baseline_not_only_one_slow_ba
     assert kernel_wins([lucky] + others, ranked, need=1.031) == []
     real = _timed("XBLOCK=32 num_warps=8", 1.20, 1.392)  # 1.16x against every baseline timing
     assert kernel_wins([lucky, real] + others, [real, lucky] + others, need=1.031) == [real]
+
+
+def test_a_convolution_group_declined_by_the_default_generators_names_the_opt_in_one_that_applies():
+    # level2/03 on the H200 (2026-12-03) ended "no-candidates: ... gemm_fp32 handles ... not convolution",
+    # true but silent on conv_fp32, the registered (opt-in) generator that does handle it.
+    (group,) = library_groups((H200 / "03_conv_bn_relu" / "baseline_module.py").read_text())
+    target = _group_target(group, 1.0, "strict")
+    names = default_generators()
+    why = decline_reason(target, [make_generator(n) for n in names], names)
+    assert why.startswith("launch_config re-tunes single Triton kernels, not library groups; ")
+    assert "gemm_fp32 handles" in why and "not convolution" in why
+    assert "not in this job but would apply: conv_fp32 (opt-in), llm_codegen (an agent: needs an LLM endpoint)" in why
+    every = available()
+    assert outside_job_hint(target, every) is None  # every generator named: nothing to point at
+    # a GEMM group declined by a launch_config-only job points at the default gemm_fp32, not at conv_fp32
+    (gemm,) = library_groups((H200 / "01_linear_bias_gelu" / "baseline_module.py").read_text())
+    hint = outside_job_hint(_group_target(gemm, 1.0, "strict"), ["launch_config"])
+    assert hint is not None and "gemm_fp32," in hint and "conv_fp32" not in hint
