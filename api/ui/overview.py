@@ -1,20 +1,19 @@
 """The team overview's figures, from one pass over the team's jobs: counts, geomeans per tag and per
 precision policy (service.job_queries' rule of "measured"), jobs over time by outcome, the speedup
-distribution, GPU-minutes and the LLM tokens the jobs' report.json files record."""
+distribution, GPU-minutes and the LLM tokens the jobs spent."""
 from __future__ import annotations
 
 from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from kernelopt.api.ui import charts
-from kernelopt.api.ui.reports import llm_digest
 from kernelopt.pipeline.outcome import cause_code
 from kernelopt.service.job_queries import StatsTally
 from kernelopt.service.strategy_memory import AVOID_BELOW, AVOID_MIN_ATTEMPTS, avoid_list
-from kernelopt.storage.models import Artifact, Job, utcnow
+from kernelopt.storage.models import Job, utcnow
 
 MAX_TAGS = 20  # tags with their own geomean row, alphabetically
 MAX_BUCKETS = 30  # bars on the jobs-over-time chart
@@ -24,7 +23,7 @@ EDGES = [(None, 0.999, "< 1.0×"), (0.999, 1.001, "1.0× kept"), (1.001, 1.1, "1
          (1.25, 1.5, "1.25–1.5×"), (1.5, 2.0, "1.5–2×"), (2.0, 3.0, "2–3×"), (3.0, None, "≥ 3×")]
 
 
-def team_overview(session: Any, team_id: int, blobs: Any) -> dict:
+def team_overview(session: Any, team_id: int) -> dict:
     timing = Job.result["timing"].as_string()
     precision = Job.result["precision"].as_string()
     asked = Job.options["precision"].as_string()
@@ -56,7 +55,7 @@ def team_overview(session: Any, team_id: int, blobs: Any) -> dict:
         "by_precision": [(p, t.as_dict()) for p, t in sorted(by_precision.items())],
         "over_time": over_time(rows),
         "distribution": distribution(speedups),
-        "llm": llm_totals(session, team_id, blobs),
+        "llm": llm_totals(session, team_id),
         # the strategies the team's planner is told to avoid, with the jobs that rest on it
         "avoid": avoid_list(session, team_id),
         "avoid_rule": f"under {AVOID_BELOW:.0%} success after at least {AVOID_MIN_ATTEMPTS} attempts",
@@ -116,17 +115,12 @@ def distribution(speedups: list[float]) -> dict:
     return {"bins": bins, "chart": charts.histogram("chart-speedups", title, bins)}
 
 
-def llm_totals(session: Any, team_id: int, blobs: Any) -> dict:
-    """Tokens over the jobs whose report.json records LLM usage (`llm`); the others recorded none."""
-    arts = session.execute(select(Artifact.blob_sha256, Artifact.size).join(Job, Job.id == Artifact.job_id)
-                           .where(Job.team_id == team_id, Artifact.name == "report.json")).all()
-    jobs = tokens = calls = 0
-    cost: float | None = None
-    for sha, size in arts:
-        d = llm_digest(blobs, sha, size)
-        if d is None:
-            continue
-        jobs, tokens, calls = jobs + 1, tokens + d["total_tokens"], calls + d["calls"]
-        if d["cost"] is not None:
-            cost = (cost or 0.0) + d["cost"]
-    return {"jobs": jobs, "tokens": tokens, "calls": calls, "cost": cost, "reports": len(arts)}
+def llm_totals(session: Any, team_id: int) -> dict:
+    """LLM usage over the team's jobs, from the columns the worker fills from each job's report.json
+    (service.strategy_memory.record_job, the same source as /v1/stats); jobs with no call recorded none."""
+    used = (Job.team_id == team_id) & (Job.llm_calls > 0)
+    calls, prompt, completion, cost, jobs = session.execute(
+        select(func.sum(Job.llm_calls), func.sum(Job.llm_prompt_tokens), func.sum(Job.llm_completion_tokens),
+               func.sum(Job.llm_cost), func.count()).where(used)).one()
+    return {"jobs": int(jobs or 0), "tokens": int(prompt or 0) + int(completion or 0), "calls": int(calls or 0),
+            "cost": None if cost is None else float(cost)}

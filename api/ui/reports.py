@@ -1,47 +1,19 @@
 """What the dashboard reads out of a job's stored report.json and trajectory.jsonl (pipeline/report.py's
 output, as the worker stored it in the blob store).
 
-Blobs are content-addressed, so a digest of one never goes stale: the overview's per-job digests are
-cached by sha256 (a page over 1,000 jobs then reads no blob it has read before). A stored file is
-read through the blob store's verified open and only up to a size limit; anything unreadable or not
+Only the job page reads them (the overview's figures are columns of `jobs`). A stored file is read
+through the blob store's verified open and only up to a size limit; anything unreadable or not
 shaped as expected reads as absent, never as an error page.
 """
 from __future__ import annotations
 
 import json
 import math
-import threading
-from collections import OrderedDict
 from typing import Any
 
 MAX_REPORT_BYTES = 16 << 20  # the worker's own limit on report.json
 MAX_TRAJECTORY_BYTES = 8 << 20
 MAX_TREE_NODES = 300  # candidates drawn per kernel; the rest are counted
-
-
-class _Lru:
-    """A small thread-safe LRU (the API serves pages from several threads)."""
-
-    def __init__(self, size: int):
-        self.size, self._lock = size, threading.Lock()
-        self._d: OrderedDict[str, Any] = OrderedDict()
-
-    def get(self, key: str) -> Any:
-        with self._lock:
-            if key in self._d:
-                self._d.move_to_end(key)
-                return self._d[key]
-        return KeyError
-
-    def put(self, key: str, value: Any) -> None:
-        with self._lock:
-            self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
-
-
-_digests = _Lru(100_000)
 
 
 def read_json(blobs: Any, sha: str, size: int, limit: int = MAX_REPORT_BYTES) -> Any:
@@ -77,16 +49,6 @@ def llm_usage(report: Any) -> dict | None:
 
 def _int(v: Any) -> int:
     return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 else 0
-
-
-def llm_digest(blobs: Any, sha: str, size: int) -> dict | None:
-    """llm_usage of a stored report.json, cached by its content hash."""
-    hit = _digests.get(sha)
-    if hit is not KeyError:
-        return hit
-    digest = llm_usage(read_json(blobs, sha, size))
-    _digests.put(sha, digest)
-    return digest
 
 
 def read_trajectory(blobs: Any, sha: str, size: int) -> list[dict]:

@@ -199,15 +199,13 @@ async def overview(request: Request) -> Response:
         return to_login()
     team = auth[0]
 
-    blobs = request.app.state.blobs
-
     def read(session):
         from kernelopt.api.routes.jobs import job_out
         from kernelopt.api.ui.overview import team_overview
         from kernelopt.service.job_queries import list_jobs
 
         recent, _ = list_jobs(session, team.id, limit=10)
-        return team_overview(session, team.id, blobs), [job_out(j) for j in recent]
+        return team_overview(session, team.id), [job_out(j) for j in recent]
 
     figures, recent = await read_db(request, read)
     return render(request, "overview.html", {"title": "Overview", **figures, "jobs": recent}, auth=auth)

@@ -5,6 +5,7 @@ through the real state machine (claim → events → finish) without running the
 """
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -143,6 +144,14 @@ class ScriptedWorker:
                   "stage_seconds": {"load": 0.1, "search": 1.5}, "error": None, **(result or {})}
         with self.api.sessionmaker() as s:
             assert finish_job(s, job_id, self.worker_id, result, files, BlobStore(self.api.settings.blobs_dir))
+        report = json.loads((artifacts or {}).get("report.json") or b"{}")
+        if report.get("llm") or report.get("agents"):  # as worker.execute._record_agents does after the finish
+            from kernelopt.service.strategy_memory import record_job
+            from kernelopt.storage.models import Job
+
+            with self.api.sessionmaker() as s:
+                team_id = s.get(Job, job_id).team_id
+                record_job(s, team_id, job_id, report)
 
     def fail(self, job_id: str, error: str) -> None:
         from kernelopt.service.jobs import fail_job

@@ -284,13 +284,13 @@ def test_overview_counts_only_measured_speedups_and_draws_charts(api, worker):
     assert [v for v in re.findall(r'class="num">([^<]*)<', strict)][:5] == ["4", "2", "2", f"{2 ** 0.5:.3f}×",
                                                                              "2.000×"]
     assert "1.500×" in tf32
-    assert 'id="llm-tokens">none recorded<' in html  # no job's report.json records LLM usage yet
-    # a job whose report.json records LLM usage counts in the tokens tile
+    assert 'id="llm-tokens">none recorded<' in html and "no job has called an LLM" in html
+    # a job whose report.json records LLM usage counts in the tokens tile (the worker copies it into `jobs`)
     llm_job = api.submit(b"llm", filename="llm.py").json()["id"]
     worker.run(llm_job, outcome="optimized", speedup=1.7316, cause=None, result=report["result"],
                artifacts={"report.json": raw, "trajectory.jsonl": traj})
     html = c.get("/ui/").text
-    assert 'id="llm-tokens">7,168<' in html and "the reports of 1 job record them" in html and "cost 0.01" in html
+    assert 'id="llm-tokens">7,168<' in html and "LLM tokens of 3 calls in 1 job, cost 0.01" in html
 
 
 def test_job_page_draws_the_report(api, worker):

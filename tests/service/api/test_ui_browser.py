@@ -40,6 +40,7 @@ def seed(data_dir: Path) -> dict:
 
     from kernelopt.service.auth import create_api_key, create_team
     from kernelopt.service.jobs import add_event, claim_job, create_job, fail_job, finish_job, request_cancel, set_stage
+    from kernelopt.service.strategy_memory import record_job
     from kernelopt.service.settings import Settings
     from kernelopt.storage.blobs import BlobStore
     from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
@@ -84,6 +85,9 @@ def seed(data_dir: Path) -> dict:
             assert finish_job(s, j.id, "seed-worker", res, files, blobs)
             s.execute(update(Job).where(Job.id == j.id).values(gpu_seconds=gpu_s))
             s.commit()
+            stored = json.loads((artifacts or {}).get("report.json") or b"{}")
+            if stored.get("llm"):  # the job's LLM usage into its row, as the worker does after the finish
+                record_job(s, out[team]["id"], j.id, stored)
             return j.id
 
         measured = {"timing": "measured", "baseline_ms": 0.412, "noise_pct": 0.8}
