@@ -19,7 +19,11 @@ export PYTHONUNBUFFERED=1
 OUT=${OUT:-runs/out}
 mkdir -p "$OUT" "runs/$name"
 pack() {
-  tar czf "runs/.$name.tgz.part" --exclude='*.pt' --exclude='*.safetensors' -C runs "$name" &&
+  # no tensors, and no sandbox HOME or compile caches (isolation.sandbox.SANDBOX_DIRS): a finished job
+  # removes them, but the job in flight when the bench stops has them (58 MiB once, past the device
+  # tool's 64 MiB carry when the run was carried back to resume it)
+  tar czf "runs/.$name.tgz.part" --exclude='*.pt' --exclude='*.safetensors' --exclude='.home' --exclude='.cache' \
+    -C runs "$name" &&
     mv -f "runs/.$name.tgz.part" "$OUT/$name.tgz"
   cp "runs/$name/bench.md" "$OUT/$name.md" 2>/dev/null || true
 }

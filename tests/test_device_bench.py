@@ -63,6 +63,13 @@ def test_a_bench_stopped_at_its_time_returns_then_not_when_its_job_in_flight_wou
         alive = _marked(name)
         assert not alive, f"processes of the stopped bench still run: {alive}"
         assert (tmp_path / "out" / f"{name}.log").exists() and proc.returncode == 0, proc.stdout + proc.stderr
+        # the job it stopped had its sandbox's HOME and caches in its workdir: the archive leaves them out
+        workdir = REPO / "runs" / name / "level1" / "01_slow_inputs"
+        assert (workdir / ".home").is_dir() or (workdir / ".cache").is_dir(), "the test proves nothing"
+        with tarfile.open(tmp_path / "out" / f"{name}.tgz") as tar:
+            members = tar.getnames()
+        assert f"{name}/level1/01_slow_inputs" in members
+        assert not [m for m in members if "/.home" in m or "/.cache" in m], members
     finally:
         for pid in _marked(name):  # a failing script leaves its job running: not past this test
             os.kill(int(pid), signal.SIGKILL)
