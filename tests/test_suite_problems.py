@@ -61,3 +61,21 @@ def test_the_suite_holds_the_large_classes():
     assert x[0].dim() == 5 and input_bytes(x) == 4 * GiB
     src = (SUITE / "level3" / "09_mlp_graph_break.py").read_text()
     assert ".item()" in src
+
+
+@pytest.mark.parametrize("rel", sorted(str(p.relative_to(SUITE)) for p in SUITE.glob("level*/*.py")))
+def test_every_problem_runs_in_bf16_and_fp16_as_the_job_casts_it(rel):
+    # `kernelopt bench --dtype bf16|fp16` casts the model and the float inputs (load.problem): a problem
+    # mixing dtypes inside forward would fail there, on the GPU, after minutes of the device's time
+    from kernelopt.load.problem import build_model, import_problem, make_inputs
+
+    mod = import_problem(SUITE / rel, f"suite_cast_{rel.replace('/', '_')[:-3]}")
+    for dtype in (torch.bfloat16, torch.float16):
+        model, inputs = build_model(mod, "meta", dtype), make_inputs(mod, 0, "meta", dtype)
+        assert all(x.dtype == dtype for x in inputs if x.is_floating_point())
+        assert all(p.dtype == dtype for p in model.parameters())
+        if "graph_break" in rel:  # .item() needs real data (see above)
+            continue
+        outs = model(*inputs)
+        outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+        assert outs and all(o.dtype == dtype for o in outs if o.is_floating_point()), [o.dtype for o in outs]
