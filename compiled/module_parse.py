@@ -125,8 +125,12 @@ def to_plain(node: ast.AST) -> Any:
     return ast.unparse(node)
 
 
-def dotted(node: ast.AST) -> str | None:
-    """`a.b.c` for a Name/Attribute chain, else None."""
+def dotted(node: ast.AST, tail: bool = False) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None.
+
+    With `tail`, a chain on anything else keeps its attributes after a leading dot
+    (`f().cuda.Stream` -> ".cuda.Stream"): a check of what is called must see those too.
+    """
     parts: list[str] = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -134,6 +138,8 @@ def dotted(node: ast.AST) -> str | None:
     if isinstance(node, ast.Name):
         parts.append(node.id)
         return ".".join(reversed(parts))
+    if tail and parts:
+        return "." + ".".join(reversed(parts))
     return None
 
 

@@ -82,7 +82,8 @@ def test_a_candidate_that_creates_or_switches_streams_is_refused_before_it_runs(
     for cheat in ("import torch\ns = torch.cuda.Stream()\n",
                   "import torch\nwith torch.cuda.stream(torch.cuda.Stream()):\n    pass\n",
                   "from torch.cuda import set_stream\nset_stream(None)\n",
-                  "import torch\ntorch.cuda.current_stream().wait_stream(other)\n"):
+                  "import torch\ntorch.cuda.current_stream().wait_stream(other)\n",
+                  "s = __import__('torch').cuda.Stream()\n"):  # a chain on a call: its attributes still count
         why = static_refusal(cheat)
         assert why is not None and "CUDA stream" in why, cheat
     # Inductor's kernels launch on the current stream they are given: allowed

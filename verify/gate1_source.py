@@ -8,19 +8,13 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from kernelopt.compiled.module_parse import dotted
+
 # CUDA stream APIs a candidate may not call: Gate 4 times the stream a candidate is launched
 # on, so work moved to a stream of its own would escape the timing (and race its consumers).
 # Inductor's own kernels take the current stream (`get_raw_stream`), which stays allowed.
 _STREAM_CALLS = {"Stream", "stream"}  # as torch.cuda.X / torch.X / an imported bare name
 _STREAM_METHODS = {"ExternalStream", "set_stream", "wait_stream", "StreamContext"}  # by any path
-
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
 
 
 def static_refusal(candidate_source: str) -> Optional[str]:
@@ -35,7 +29,7 @@ def static_refusal(candidate_source: str) -> Optional[str]:
         return None
     for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            name = _dotted(node.func)
+            name = dotted(node.func, tail=True) or ""
             last = name.rsplit(".", 1)[-1]
             if last in _STREAM_METHODS or (last in _STREAM_CALLS and (
                     "cuda" in name.split(".") or name.startswith("torch.") or last == name)):

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Union
 
+from kernelopt.compiled.module_parse import dotted
+
 
 class PrecisionPolicy(str, Enum):
     STRICT = "strict"  # float64 fallback only: ρ ≤ ρ_max, or the exact branch
@@ -88,12 +90,7 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str,
 
 
 def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else ""
-    return ""
+    return dotted(node) or ""
 
 
 def _low_dtype(node: ast.AST) -> str | None:
