@@ -149,7 +149,7 @@ def search_cause(summaries: list[dict], gamma: float) -> str:
                 f"target(s); {first['target']}: {first['stopped_reason'][:400]}")
     n = sum(s["passed"] for s in summaries)
     declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
-    why = f"; no generator applies to {len(declined)} target(s): {declined[0][:300]}" if declined else ""
+    why = f"; no generator applies to {len(declined)} target(s): {declined[0][:400]}" if declined else ""
     return (f"{Cause.NO_FASTER_CANDIDATE}: {n} candidates passed gates 1-2, none fast enough at kernel level to "
             f"lift the model by gamma={gamma} (Amdahl){why}")
 
