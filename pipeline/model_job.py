@@ -27,7 +27,7 @@ from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import applicable, make_generator, outside_job_hint
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
-from kernelopt.verify.precision import deployed_reduced_precision, reduced_precision_markers
+from kernelopt.verify.precision import deployed_reduced_precision, library_math_markers, reduced_precision_markers
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
 from kernelopt.verify.waterfall import select_combination
 
@@ -93,11 +93,13 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
             ctx.emit("profile", "progress", ncu.note, ncu_seconds=round(ncu.seconds, 1))
             apply_ncu(decisions, ncu.kernels)
         ctx.report["targets"] = decisions
-    # Inductor's own code may already compute in reduced precision (e.g. a TF32 template).
+    # Inductor's own code may already compute in reduced precision (e.g. a TF32 template), and so may its
+    # library calls under the process's math modes (cuDNN fp32 convolutions run TF32 by PyTorch's default).
     base_markers = reduced_precision_markers(Path(cg.module_path).read_text(), opts.dtype)  # vs the job's dtype
-    ctx.report["baseline_reduced_precision"] = base_markers
+    base_library = library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype)
+    ctx.report["baseline_reduced_precision"] = base_markers + base_library
     baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
-                           noise_pct=prof.noise_pct, reduced_precision=bool(base_markers))
+                           noise_pct=prof.noise_pct, reduced_precision=bool(base_markers or base_library))
     _write_artifacts(ctx, cg, graph, {})
     cause = fallback_cause(prof, decisions, opts.gamma)
     if cause:
@@ -352,7 +354,10 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
         _write_artifacts(ctx, cg, graph, replacements)
-        markers = deployed_reduced_precision(replacements, opts.dtype)
+        # the library calls left in the deployed module: a replaced group's no longer run
+        replaced_steps = [i for g in groups if g.name in replacements for i in g.steps]
+        markers = (deployed_reduced_precision(replacements, opts.dtype)
+                   + library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype, replaced_steps))
         ctx.report["deployed_reduced_precision"] = markers
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),
@@ -370,7 +375,9 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                       f"{'n/a' if e['rho'] is None else format(e['rho'], '.3g')}" for e in emulation),
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
-            reduced_precision=bool(markers) or baseline_result["reduced_precision"])
+            # Inductor's own reduced-precision code outside the replacements (as the baseline's, above) still runs
+            reduced_precision=bool(markers) or bool(reduced_precision_markers(Path(cg.module_path).read_text(),
+                                                                              opts.dtype)))
     outcome, cause, noise = unverified_outcome(list(verdicts.values()), errors, len(wf.trace), opts.gamma)
     # a match is decided by Gate 4's noise: that is the figure the result states, not the profile's
     return JobResult(outcome, cause, speedup=1.0, **{**baseline_result, **({"noise_pct": noise} if noise else {})})
@@ -404,6 +411,11 @@ def unverified_outcome(verdicts: list[dict], errors: list[JobFallback], evaluati
     unfinished = f"; {len(errors)} more did not finish ({errors[0].code}: {errors[0]})" if errors else ""
     return Outcome.FALLBACK, (f"{Cause.CORRECTNESS_FAILURE}: every combination verified failed Gate 3 "
                               f"({failed_g3} of {evaluations}){unfinished}"), None
+
+
+def _library_modes(ctx: JobContext, cg: CapturedGraph) -> dict:
+    """The math modes the baseline's library calls ran under; none on a CPU, where no cuDNN/cuBLAS runs."""
+    return cg.library_math if ctx.device is None or ctx.device.cuda else {}
 
 
 def _gate3_text(metrics: dict) -> str:

@@ -47,3 +47,23 @@ def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
     x, y = deployed.get_inputs()
     with torch.no_grad():
         assert torch.allclose(new(x, y), model(x, y), rtol=1e-5, atol=1e-5)
+
+
+
+def test_a_cpu_job_states_no_tf32_for_its_convolution(tmp_path):
+    # PyTorch's cudnn.allow_tf32 is True on a CPU build too, and capture records it; the job states a
+    # baseline convolution as TF32 only where cuDNN ran it (verify.precision.library_math_markers)
+    problem = PROBLEM.parent / "conv_bn_relu.py"
+    ctx = JobContext(str(problem), tmp_path / "job", JobOptions(time_budget_s=600))
+    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__,
+                            triton_version="", ncu=False)
+    load = load_problem(LoadRequest(str(problem), device="cpu"))
+    try:
+        result = run_model_job(ctx, load)
+    finally:
+        ctx.close()
+    assert result.outcome == "fallback", result
+    capture = json.loads((tmp_path / "job" / "capture.json").read_text())
+    assert capture["library_math"]["cudnn.allow_tf32"] is True  # recorded, as on the GPU
+    assert "convolution" in (tmp_path / "job" / "baseline_module.py").read_text()
+    assert ctx.report["baseline_reduced_precision"] == [] and result.reduced_precision is False

@@ -117,3 +117,42 @@ def test_a_kernel_file_candidate_in_reduced_precision_fails_gate3_under_strict(m
     assert "reduced precision" in rejected.message and rejected.metrics["branch"] == "reduced-precision"
     same, _ = check(original, "strict")
     assert same.passed, same.message
+
+
+H200_CAPTURES = Path(__file__).parent / "testdata" / "captured_h200"
+PYTORCH_DEFAULT_MODES = {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True,
+                         "float32_matmul_precision": "highest"}  # as capture recorded them on the H200
+
+
+def _steps_and_groups(name: str):
+    from kernelopt.compiled.decompose import decompose
+    from kernelopt.compiled.group import library_groups
+
+    source = (H200_CAPTURES / name / "baseline_module.py").read_text()
+    return decompose(source).steps, library_groups(source)
+
+
+def test_a_baseline_convolution_under_pytorchs_default_modes_is_stated_as_tf32():
+    # level2/03 on the H200 (2026-12-03): its report said "deployed code computes in reduced precision: no"
+    # and, one line below, that its cuDNN convolution ran in TF32; the source holds no marker of it.
+    from kernelopt.verify.precision import library_math_markers
+
+    steps, (conv,) = _steps_and_groups("03_conv_bn_relu")
+    source = (H200_CAPTURES / "03_conv_bn_relu" / "baseline_module.py").read_text()
+    assert reduced_precision_markers(source) == []
+    (marker,) = library_math_markers(steps, PYTORCH_DEFAULT_MODES)
+    assert marker.startswith("1 cuDNN convolution call(s) on fp32 data run in TF32 (`cudnn.allow_tf32` = True, "
+                             "PyTorch default): extern_kernels.convolution")
+    assert library_math_markers(steps, PYTORCH_DEFAULT_MODES, replaced=conv.steps) == []  # replaced: gone
+    assert library_math_markers(steps, {**PYTORCH_DEFAULT_MODES, "cudnn.allow_tf32": False}) == []
+    assert library_math_markers(steps, PYTORCH_DEFAULT_MODES, dtype="bf16") == []  # below fp32 by its dtype
+    assert library_math_markers(steps, {}) == []  # no modes recorded (a CPU job, an old capture)
+
+
+def test_baseline_gemms_are_tf32_only_when_the_matmul_mode_says_so():
+    from kernelopt.verify.precision import library_math_markers
+
+    steps, _ = _steps_and_groups("01_linear_bias_gelu")
+    assert library_math_markers(steps, PYTORCH_DEFAULT_MODES) == []  # cuBLAS fp32 stays IEEE by default
+    (marker,) = library_math_markers(steps, {**PYTORCH_DEFAULT_MODES, "cuda.matmul.allow_tf32": True})
+    assert marker.startswith("1 cuBLAS GEMM call(s) on fp32 data run in TF32 (`cuda.matmul.allow_tf32` = True):")

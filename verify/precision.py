@@ -12,9 +12,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Union
+from typing import Any, Iterable, Union
 
-from kernelopt.compiled.module_parse import dotted
+from kernelopt.compiled.group import CONV_OPS, GEMM_OPS
+from kernelopt.compiled.module_parse import dotted, op_name
 
 
 class PrecisionPolicy(str, Enum):
@@ -295,3 +296,31 @@ def deployed_reduced_precision(replacements: dict[str, str], dtype: str = "fp32"
     """
     return [m for src in replacements.values() if declared_precision(src) not in FP32_EMULATIONS
             for m in reduced_precision_markers(src, dtype)]
+
+
+#: the math-mode flag (compiled.capture.library_math_modes) each family of fp32 library call obeys
+_LIBRARY_MODES = (("cudnn.allow_tf32", "cuDNN convolution", CONV_OPS),
+                  ("cuda.matmul.allow_tf32", "cuBLAS GEMM", GEMM_OPS))
+
+
+def library_math_markers(steps: list, modes: dict, dtype: str = "fp32", replaced: Iterable[int] = ()) -> list[str]:
+    """Markers of the module's fp32 library calls that run in TF32 under the math modes recorded at capture.
+
+    Not in the source: PyTorch runs cuDNN fp32 convolutions in TF32 by default (`cudnn.allow_tf32`),
+    so a baseline that calls one computes in reduced precision though no line of it says so. `steps`:
+    the module's decompose steps; `replaced`: the step indices a result replaced (a group's), which
+    no longer run.
+    """
+    if getattr(dtype, "value", dtype) != "fp32" or not modes:
+        return []
+    gone = set(replaced)
+    out = []
+    for flag, what, ops in _LIBRARY_MODES:
+        if not modes.get(flag):
+            continue
+        calls = [s for s in steps if s.kind == "library" and s.index not in gone and op_name(s.target) in ops]
+        if calls:
+            out.append(f"{len(calls)} {what} call(s) on fp32 data run in TF32 (`{flag}` = True"
+                       f"{', PyTorch default' if flag == 'cudnn.allow_tf32' else ''}): "
+                       + ", ".join(sorted({s.target for s in calls})))
+    return out
