@@ -294,10 +294,25 @@ def large_k_ios(device):
                                         torch.zeros(8, 8, device=device)], "mm", GEMM_NAMES) for s in (0, 1)]
 
 
-def test_a_large_k_gemm_in_another_order_fails_allclose_but_passes_the_float64_branch(large_k_ios):
-    plain = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES)
+@pytest.fixture
+def cancelling_k_ios(device):
+    """K = 2^18 products whose halves nearly cancel (a·[y; z - y] with a = [x, x], y scaled by 64, z
+    tiny): outputs near 0.4 in exact arithmetic, computed through partial sums near 32,000, so fp32's
+    rounding in any summation order is far above atol 1e-3 whatever the BLAS's blocking. (Plain randn
+    outputs near 500 left the two orders 0.00098 apart on one CPU, under atol: whether allclose failed
+    depended on the machine. Halves that cancel exactly were summed alike by the BLAS: exactly 0.)"""
+    def args(s: int) -> list:
+        half = K_LARGE // 2
+        x, y = randn(s, 8, half, device=device), randn(s + 7, half, 8, device=device) * 64
+        z = randn(s + 13, half, 8, device=device) * 1e-3
+        return [torch.cat([x, x], 1), torch.cat([y, z - y], 0), torch.zeros(8, 8, device=device)]
+    return [reference_io(_LibraryMM(), args(s), "mm", GEMM_NAMES) for s in (0, 1)]
+
+
+def test_a_large_k_gemm_in_another_order_fails_allclose_but_passes_the_float64_branch(cancelling_k_ios):
+    plain = check_kernel(fresh(CHUNKED_MM), cancelling_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES)
     assert not plain.passed and "exceeds atol" in plain.message  # the fixed tolerance is below fp32's rounding
-    r = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
+    r = check_kernel(fresh(CHUNKED_MM), cancelling_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
                      reference64=_LibraryMM())
     assert r.passed, r.message
     assert 0 < r.metrics["gate2_rho_arg2"] < 10
@@ -318,8 +333,8 @@ class _Float32Only:
         torch.mm(a, b, out=out)
 
 
-def test_a_reference_that_cannot_run_in_float64_leaves_allclose_verdict(large_k_ios):
-    r = check_kernel(fresh(CHUNKED_MM), large_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
+def test_a_reference_that_cannot_run_in_float64_leaves_allclose_verdict(cancelling_k_ios):
+    r = check_kernel(fresh(CHUNKED_MM), cancelling_k_ios, reference=_LibraryMM(), arg_names=GEMM_NAMES,
                      reference64=_Float32Only())
     assert not r.passed and "exceeds atol" in r.message and not r.metrics.get("harness_error")
 
