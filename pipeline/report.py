@@ -133,7 +133,7 @@ def ncu_lines(ncu: dict | None) -> list[str]:
 def library_math_line(capture: dict) -> str | None:
     """What the baseline's fp32 library calls computed in, from the modes recorded at capture."""
     modes = capture.get("library_math") or {}
-    if not modes:
+    if not modes or capture.get("device_name") == "cpu":  # a CPU job ran no cuBLAS/cuDNN call
         return None
     gemm = "TF32" if modes.get("cuda.matmul.allow_tf32") else "IEEE fp32"
     conv = "TF32" if modes.get("cudnn.allow_tf32") else "IEEE fp32"

@@ -82,6 +82,9 @@ def test_the_report_states_what_the_baselines_library_calls_computed_in():
     assert ("cuBLAS fp32 GEMMs in IEEE fp32 (`cuda.matmul.allow_tf32` = False), cuDNN fp32 convolutions in TF32 "
             "(`cudnn.allow_tf32` = True, PyTorch default)") in md
     assert library_math_line({}) is None  # a capture from before the field: nothing claimed
+    # torch records the same flags on a CPU build, where no cuDNN or cuBLAS call ran: nothing claimed
+    assert library_math_line({**capture, "device_name": "cpu"}) is None
+    assert library_math_line({**capture, "device_name": "NVIDIA H200"}) is not None
 
 
 def test_outcomes_and_cause_codes_are_one_list():
