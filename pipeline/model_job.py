@@ -114,7 +114,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         return JobResult(Outcome.FALLBACK, search_cause(summaries, opts.gamma), speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
-        return _waterfall(ctx, cg, graph, load, faster, baseline_result, groups)
+        return _waterfall(ctx, cg, graph, load, faster, baseline_result, base_markers, groups)
 
 
 def kernel_wins(attempts: list[Attempt], ranked: list[Attempt], need: float) -> list[Attempt]:
@@ -289,7 +289,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions,
 
 
 def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked: dict[str, list[Attempt]],
-               baseline_result: dict, groups: list[LibraryGroup]) -> JobResult:
+               baseline_result: dict, base_markers: list[str], groups: list[LibraryGroup]) -> JobResult:
     opts = ctx.options
     sources = {a.candidate.id: a.candidate.source for attempts in ranked.values() for a in attempts}
     params = {a.candidate.id: (a.candidate.generator, a.candidate.params) for v in ranked.values() for a in v}
@@ -375,9 +375,8 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                       f"{'n/a' if e['rho'] is None else format(e['rho'], '.3g')}" for e in emulation),
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),
-            # Inductor's own reduced-precision code outside the replacements (as the baseline's, above) still runs
-            reduced_precision=bool(markers) or bool(reduced_precision_markers(Path(cg.module_path).read_text(),
-                                                                              opts.dtype)))
+            # Inductor's own reduced-precision code (the baseline source's markers) outside the replacements still runs
+            reduced_precision=bool(markers or base_markers))
     outcome, cause, noise = unverified_outcome(list(verdicts.values()), errors, len(wf.trace), opts.gamma)
     # a match is decided by Gate 4's noise: that is the figure the result states, not the profile's
     return JobResult(outcome, cause, speedup=1.0, **{**baseline_result, **({"noise_pct": noise} if noise else {})})

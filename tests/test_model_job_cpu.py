@@ -20,15 +20,20 @@ from kernelopt.pipeline.options import JobOptions
 PROBLEM = Path(__file__).parent / "testdata" / "problems" / "layernorm_residual.py"
 
 
-def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
-    ctx = JobContext(str(PROBLEM), tmp_path, JobOptions(time_budget_s=600))
+def _cpu_job(problem: Path, workdir: Path):
+    """The model job on `problem` as a CPU machine runs it: (its context, its result)."""
+    ctx = JobContext(str(problem), workdir, JobOptions(time_budget_s=600))
     ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__,
                             triton_version="", ncu=False)
-    load = load_problem(LoadRequest(str(PROBLEM), device="cpu"))
+    load = load_problem(LoadRequest(str(problem), device="cpu"))
     try:
-        result = run_model_job(ctx, load)
+        return ctx, run_model_job(ctx, load)
     finally:
         ctx.close()
+
+
+def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
+    ctx, result = _cpu_job(PROBLEM, tmp_path)
     assert result.outcome == "fallback"
     assert result.cause.startswith("no-triton-kernels: ")
     assert result.speedup == 1.0 and result.baseline_ms > 0
@@ -49,19 +54,10 @@ def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
         assert torch.allclose(new(x, y), model(x, y), rtol=1e-5, atol=1e-5)
 
 
-
 def test_a_cpu_job_states_no_tf32_for_its_convolution(tmp_path):
     # PyTorch's cudnn.allow_tf32 is True on a CPU build too, and capture records it; the job states a
     # baseline convolution as TF32 only where cuDNN ran it (verify.precision.library_math_markers)
-    problem = PROBLEM.parent / "conv_bn_relu.py"
-    ctx = JobContext(str(problem), tmp_path / "job", JobOptions(time_budget_s=600))
-    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__,
-                            triton_version="", ncu=False)
-    load = load_problem(LoadRequest(str(problem), device="cpu"))
-    try:
-        result = run_model_job(ctx, load)
-    finally:
-        ctx.close()
+    ctx, result = _cpu_job(PROBLEM.parent / "conv_bn_relu.py", tmp_path / "job")
     assert result.outcome == "fallback", result
     capture = json.loads((tmp_path / "job" / "capture.json").read_text())
     assert capture["library_math"]["cudnn.allow_tf32"] is True  # recorded, as on the GPU

@@ -86,7 +86,7 @@ def seed(data_dir: Path) -> dict:
             s.execute(update(Job).where(Job.id == j.id).values(gpu_seconds=gpu_s))
             s.commit()
             stored = json.loads((artifacts or {}).get("report.json") or b"{}")
-            if stored.get("llm"):  # the job's LLM usage into its row, as the worker does after the finish
+            if stored.get("llm") or stored.get("agents"):  # into its row, as worker.execute._record_agents does
                 record_job(s, out[team]["id"], j.id, stored)
             return j.id
 
