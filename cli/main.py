@@ -53,6 +53,19 @@ def search_options(text: str | None) -> dict:
     return out
 
 
+def console_speed(result) -> str:
+    """The console's line on speed (a pipeline.options.JobResult): what was measured, or why nothing was."""
+    from kernelopt.pipeline.report import KEPT_UNTIMED
+
+    if not result.measured:
+        return f"speed: not measured ({result.timing_note})" if result.timing_note else "speed: not measured"
+    if result.baseline_ms is not None:
+        times = f" (baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)"
+    else:
+        times = f" ({KEPT_UNTIMED})" if result.outcome != "optimized" else ""
+    return f"speedup vs compiler baseline: {result.speedup:.3f}x{times}"
+
+
 def cmd_optimize(args: argparse.Namespace) -> int:
     from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
     from kernelopt.pipeline.errors import InputError, require_file
@@ -94,12 +107,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_dict(), indent=1))
     else:
         print(f"\noutcome: {result.outcome} — {result.cause}")
-        if not result.measured:
-            print(f"speed: not measured ({result.timing_note})" if result.timing_note else "speed: not measured")
-        else:
-            times = f" (baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)" \
-                if result.baseline_ms is not None else ""
-            print(f"speedup vs compiler baseline: {result.speedup:.3f}x{times}")
+        print(console_speed(result))
         print(f"report: {workdir / 'report.md'}")
     return 1 if result.outcome == "failed" else 0
 

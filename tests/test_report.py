@@ -53,7 +53,8 @@ def test_report_of_a_failed_job_and_of_a_measured_one():
     assert "- Speedup vs compiler baseline: **1.250x** (baseline 2.0000 ms, deployed 1.6000 ms, noise 0.50%)" in md
     assert "best kernel speedup 1.310x; stopped: iterations" in md
     kept = JobResult("fallback", "timeout: compile", speedup=1.0).to_dict()  # the compiler's code, no times
-    assert "- Speedup vs compiler baseline: **1.000x**\n" in render_markdown(_report(kept))
+    assert ("- Speedup vs compiler baseline: **1.000x** (the compiler's own code is deployed; the job ended "
+            "before timing it)\n") in render_markdown(_report(kept))
 
 
 def test_a_result_with_an_emulated_gemm_states_its_construction_and_rho():
@@ -106,3 +107,14 @@ def test_outcomes_and_cause_codes_are_one_list():
             bad()
     assert JobResult("failed", "free text: a message for the user").outcome == "failed"  # failed causes are free
     assert set(StatsTally().outcomes) >= set(OUTCOMES)
+
+
+def test_the_console_says_a_kept_baseline_was_not_timed():
+    from kernelopt.cli.main import console_speed
+
+    kept = JobResult("fallback", "graph-break: two graphs", speedup=1.0)  # ended after compile: nothing timed
+    assert console_speed(kept) == ("speedup vs compiler baseline: 1.000x (the compiler's own code is deployed; "
+                                   "the job ended before timing it)")
+    timed = JobResult("fallback", "near-optimal: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0, noise_pct=0.4)
+    assert console_speed(timed) == "speedup vs compiler baseline: 1.000x (baseline 2.0000 ms, noise 0.40%)"
+    assert console_speed(JobResult("failed", "no import")) == "speed: not measured"
