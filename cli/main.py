@@ -6,10 +6,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernelopt import EXAMPLES
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.tolerance import DTYPES, Dtype
+
+if TYPE_CHECKING:
+    from kernelopt.pipeline.options import JobResult
 
 POLICIES = [p.value for p in PrecisionPolicy]
 # The embedded defaults (package data): the suite's level2/01 model, and a Triton row softmax.
@@ -53,8 +57,8 @@ def search_options(text: str | None) -> dict:
     return out
 
 
-def console_speed(result) -> str:
-    """The console's line on speed (a pipeline.options.JobResult): what was measured, or why nothing was."""
+def console_speed(result: JobResult) -> str:
+    """The console's line on speed: what was measured, or why nothing was."""
     from kernelopt.pipeline.report import KEPT_UNTIMED
 
     if not result.measured:
