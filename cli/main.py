@@ -59,14 +59,15 @@ def search_options(text: str | None) -> dict:
 
 def console_speed(result: JobResult) -> str:
     """The console's line on speed: what was measured, or why nothing was."""
-    from kernelopt.pipeline.report import KEPT_UNTIMED
+    from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
 
     if not result.measured:
         return f"speed: not measured ({result.timing_note})" if result.timing_note else "speed: not measured"
+    times = ""
     if result.baseline_ms is not None:
         times = f" (baseline {result.baseline_ms:.4f} ms, noise {result.noise_pct or 0:.2f}%)"
-    else:
-        times = f" ({KEPT_UNTIMED})" if result.outcome != "optimized" else ""
+    elif kept_untimed(result.to_dict()):
+        times = f" ({KEPT_UNTIMED})"
     return f"speedup vs compiler baseline: {result.speedup:.3f}x{times}"
 
 

@@ -91,6 +91,13 @@ def read_safely(path: Path, limit: int = 256 << 20) -> bytes:
 KEPT_UNTIMED = "the compiler's own code is deployed; the job ended before timing it"
 
 
+def kept_untimed(result: dict) -> bool:
+    """A measured result whose speedup is that identity (a graph-break fallback ends after compile): no
+    time of any kind to show with it. The report and the console both say so."""
+    return result.get("outcome") != "optimized" and all(
+        result.get(k) is None for k in ("baseline_ms", "optimized_ms", "noise_pct"))
+
+
 def speed_line(result: dict) -> str:
     """The report's one line on speed: measured numbers, or why there are none (never a made-up 1.000x)."""
     r = result
@@ -104,9 +111,7 @@ def speed_line(result: dict) -> str:
         times.append(f"deployed {r['optimized_ms']:.4f} ms")
     if r.get("noise_pct") is not None:
         times.append(f"noise {r['noise_pct']:.2f}%")
-    if not times and r.get("outcome") != "optimized":
-        # 1.0 by identity (the compiler's own code is deployed), not a timing: say so (a graph-break
-        # fallback ends after compile, before anything is timed)
+    if kept_untimed(r):
         times.append(KEPT_UNTIMED)
     return f"- Speedup vs compiler baseline: **{r['speedup']:.3f}x**" + (f" ({', '.join(times)})" if times else "")
 
