@@ -134,7 +134,8 @@ def kernel_wins(attempts: list[Attempt], ranked: list[Attempt], need: float) -> 
 
 def search_cause(summaries: list[dict], gamma: float) -> str:
     """Why a search left no candidate for verification (one summary per searched target), most specific
-    first: the gates could not run the baseline; every generator failed; none applies; none was fast enough."""
+    first: the gates could not run the baseline; every generator failed; the budget ran out before any
+    candidate; none applies; none was fast enough."""
     harness = [(s["target"], s["harness_errors"][0]) for s in summaries
                if s.get("harness_errors") and not s["passed"]]
     if harness:
@@ -145,6 +146,11 @@ def search_cause(summaries: list[dict], gamma: float) -> str:
     if failed and not any(s["attempts"] for s in summaries):
         target, message = failed[0]  # e.g. an LLM endpoint that cannot be reached, a package not installed
         return f"{Cause.NO_CANDIDATES}: every generator failed before proposing a candidate; {target}: {message[:400]}"
+    cut = [s["target"] for s in summaries if s.get("stopped_reason") == "should_stop" and not s["attempts"]]
+    if cut and not any(s["attempts"] for s in summaries):  # H200, level1/05 under a 120 s budget
+        return (f"{Cause.TIMEOUT}: the job's time budget stopped the search before its first candidate "
+                f"({len(cut)} target(s), {cut[0]} first; the rest of the budget is kept for verification): "
+                "a longer --time-limit lets it search")
     if summaries and all(s.get("declined") for s in summaries):
         first = summaries[0]
         return (f"{Cause.NO_CANDIDATES}: no generator of this job applies to the {len(summaries)} searched "

@@ -46,6 +46,18 @@ def test_a_search_with_timed_candidates_none_fast_enough_says_so_and_names_what_
     assert cause.startswith("no-faster-candidate: 20 candidates passed gates 1-2") and "a bf16 GEMM" in cause
 
 
+def test_a_search_the_budget_stopped_before_any_candidate_is_a_timeout_not_zero_candidates_passed():
+    # H200, tf32 suite: level1/05 under a 120 s budget reached the search with less than the time kept for
+    # verification left, and ended "no-faster-candidate: 0 candidates passed gates 1-2"
+    stopped = {**_searched("triton_red_fused_max_0", 0), "stopped_reason": "should_stop"}
+    cause = search_cause([stopped], 1.03)
+    assert cause_code(cause) == Cause.TIMEOUT, cause
+    assert "before its first candidate" in cause and "triton_red_fused_max_0" in cause and "--time-limit" in cause
+    # a search that did time candidates before the budget stopped it keeps its own cause
+    cause = search_cause([{**_searched("triton_red_fused_max_0", 3), "stopped_reason": "should_stop"}], 1.03)
+    assert cause_code(cause) == Cause.NO_FASTER_CANDIDATE and "3 candidates passed" in cause, cause
+
+
 def test_a_baseline_the_gates_could_not_run_is_a_harness_error():
     s = {**_searched("triton_poi_0", 0), "attempts": 4, "harness_errors": ["could not run the reference: OOM"]}
     cause = search_cause([s], 1.03)
