@@ -88,11 +88,15 @@ def event_line(data: dict) -> str:
 
 def final_line(job: dict) -> str:
     """How the job ended, in one line: status, outcome, speed (or why none was measured), cause."""
+    from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
+
     text = f"job {job['id']} {job['status']}"
     if job.get("outcome"):
         text += f": outcome {job['outcome']}"
     if job.get("speedup") is not None:
         text += f", speedup {job['speedup']:.3f}x"
+        if kept_untimed(job):  # a graph-break fallback: the 1.0 is keeping the compiler's code, nothing was timed
+            text += f" ({KEPT_UNTIMED})"
     elif job.get("timing") == "not-measured" and job.get("outcome") != "failed":
         note = job.get("timing_note")
         text += f", speed not measured ({note})" if note else ", speed not measured"

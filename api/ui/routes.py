@@ -109,10 +109,16 @@ def _check_csrf(request: Request, s: sess.UiSession, token: Any) -> None:
 # ---------------------------------------------------------------- presentation helpers
 
 def speed_text(job: Any) -> str:
+    """A job's speed as the dashboard shows it; a kept baseline nothing timed says so (never a bare 1.00×)."""
+    from kernelopt.pipeline.report import kept_untimed
+
     if job.timing == "not-measured":
         return "not measured"
     if job.speedup is None:
         return "—"
+    if kept_untimed({"outcome": job.outcome, "baseline_ms": job.baseline_ms, "optimized_ms": job.optimized_ms,
+                     "noise_pct": job.noise_pct}):
+        return f"{job.speedup:.2f}× (compiler's code kept, not timed)"
     return f"{job.speedup:.2f}×"
 
 

@@ -274,3 +274,8 @@ def test_submit_lines_say_when_speed_was_not_measured():
     assert final_line({"id": "j3", "status": "failed", "outcome": "failed", "cause": None}) == \
         "job j3 failed: outcome failed"
     assert final_line({"id": "j4", "status": "cancelled"}) == "job j4 cancelled"
+    # a graph-break fallback: the compiler's code is kept and nothing was timed, so the 1.0 says what it is
+    kept = final_line({"id": "j5", "status": "succeeded", "outcome": "fallback", "speedup": 1.0, "timing": "measured",
+                       "baseline_ms": None, "optimized_ms": None, "noise_pct": None, "cause": "graph-break: x"})
+    assert kept == ("job j5 succeeded: outcome fallback, speedup 1.000x (the compiler's own code is deployed; "
+                    "the job ended before timing it) — graph-break: x")

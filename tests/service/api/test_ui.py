@@ -154,6 +154,21 @@ def test_not_measured_is_said_so(api):
     assert "not measured (no GPU: interpreter)" in api.client.get(f"/ui/jobs/{job}").text
 
 
+def test_a_kept_baseline_nothing_timed_is_not_a_bare_one(api):
+    # a graph-break fallback keeps the compiler's code and ends before any timing (H200, level3/09)
+    worker = ScriptedWorker(api)
+    kept = api.submit(b"print('k')\n", filename="graph_break.py").json()["id"]
+    worker.run(kept, speedup=1.0, cause="graph-break: .item() in control flow",
+               result={"timing": "measured", "baseline_ms": None, "optimized_ms": None, "noise_pct": None})
+    timed = api.submit(b"print('t')\n", filename="timed.py").json()["id"]
+    worker.run(timed, speedup=1.0, cause="near-optimal", result={"timing": "measured"})
+    sign_in(api.client, api.key)
+    assert "1.00× (compiler&#39;s code kept, not timed)" in api.client.get(f"/ui/jobs/{kept}").text
+    page = api.client.get(f"/ui/jobs/{timed}").text
+    assert "1.00×" in page and "not timed" not in page
+    assert api.client.get(f"/ui/live?ids={kept}").json()[kept]["speedup"] == "1.00× (compiler's code kept, not timed)"
+
+
 def test_cancel_and_sign_out_need_the_csrf_token(api, two_teams):
     c = api.client
     sign_in(c, api.key)
