@@ -380,11 +380,13 @@ def split3_gemm(ops: Split3Operands, out: torch.Tensor, *, accumulate: bool = Fa
 
 def _split3_core(a3: torch.Tensor, b3: torch.Tensor, bias3: Optional[torch.Tensor],
                  beta: float, alpha: float, rounding: str, layout: str,
-                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
-    """Batched core: a3 [nb, M, K], b3 [nb, K, N] -> [nb, M, N] (fp32)."""
+                 k_chunk: int = DEFAULT_K_CHUNK, out: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """Batched core: a3 [nb, M, K], b3 [nb, K, N] -> [nb, M, N] (fp32), into `out` where given
+    (an [nb, M, N] fp32 tensor sharing no memory with the operands or the bias)."""
     nb, m, _ = a3.shape
     n = b3.shape[2]
-    out = torch.empty((nb, m, n), device=a3.device, dtype=torch.float32)
+    if out is None:
+        out = torch.empty((nb, m, n), device=a3.device, dtype=torch.float32)
     if bias3 is not None:
         out.copy_(bias3.expand(nb, m, n))
         if beta != 1.0:
@@ -848,7 +850,8 @@ def triton_mm_presplit(a_hi: torch.Tensor, a_lo: torch.Tensor, b_hi: torch.Tenso
     return out if batched else out[0]
 
 
-def _triton_core(a3, b3, bias3, beta, alpha, precision, config, tune, configs):
+def _triton_core(a3, b3, bias3, beta, alpha, precision, config, tune, configs, out=None):
+    """Batched core of the Triton constructions; into `out` where given (as `_split3_core`)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
     why = triton_supported(a3, b3)
@@ -869,7 +872,7 @@ def _triton_core(a3, b3, bias3, beta, alpha, precision, config, tune, configs):
             config = default_configs(precision)[0]
     if not _config_ok(config, ops):
         raise NotImplementedError(f"config {config.short()}: K={ops.k} not a multiple of BLOCK_K in a batch")
-    return _launch(ops, config, precision, bias3, beta, alpha)
+    return _launch(ops, config, precision, bias3, beta, alpha, out)
 
 
 def triton_mm(a: torch.Tensor, b: torch.Tensor, *, precision: str = "tf32x3",

@@ -63,6 +63,20 @@ def choose_method(nb, m, n, k, a3, b3):
     return "presplit"
 
 
+def _direct_out(out, shape, *operands):
+    """`out` as the [nb, M, N] tensor a construction writes into directly, or None where it must be
+    written beside and copied: not contiguous fp32 of that shape, or sharing memory with an operand or
+    the bias (a broadcast bias read after its row was overwritten). Writing into it saves a pass over
+    the output: twice its bytes, the whole cost of an output-bound GEMM's copy."""
+    if out is None or out.dtype != torch.float32 or not out.is_contiguous() or out.numel() != math.prod(shape):
+        return None
+    out3 = out.view(shape)
+    storage = out.untyped_storage().data_ptr()
+    if any(t is not None and t.untyped_storage().data_ptr() == storage for t in operands):
+        return None
+    return out3
+
+
 class _Emu:
     """extern_kernels.mm/addmm/bmm/baddbmm, computed by the construction METHOD."""
 
@@ -78,16 +92,22 @@ class _Emu:
                                                  or (not a3.is_cuda and not _interpreting())):
             method = "split3"
         self.last_method = method
+        into = _direct_out(out, (nb, m, n), a3, b3, bias3)
         if method == "tf32":
             with tf32_matmul_scope(True):
-                r = torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha) if bias3 is not None else torch.bmm(a3, b3)
+                if bias3 is not None:
+                    r = torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha, out=into) if into is not None \
+                        else torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha)
+                else:
+                    r = torch.bmm(a3, b3, out=into) if into is not None else torch.bmm(a3, b3)
         elif method == "split3":
-            r = _split3_core(a3, b3, bias3, beta, alpha, "rn", "auto")
+            r = _split3_core(a3, b3, bias3, beta, alpha, "rn", "auto", out=into)
         else:
-            r = _triton_core(a3, b3, bias3, beta, alpha, method, None, True, None)
+            r = _triton_core(a3, b3, bias3, beta, alpha, method, None, True, None, out=into)
         if out is None:
             return r
-        out.copy_(r.view(out.shape))
+        if into is None:  # written beside it (a layout or an overlap the constructions do not write into)
+            out.copy_(r.view(out.shape))
         return out
 
     def mm(self, a, b, out=None):

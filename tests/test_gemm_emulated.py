@@ -12,6 +12,8 @@ accumulator) is not emulated here: `benchmarks/gemm_fp32.py` measures it, and th
 from __future__ import annotations
 
 import os
+import sys
+import types
 
 import pytest
 import torch
@@ -241,3 +243,55 @@ def test_gpu_admissible_vs_cublas_fp32():
     assert _err(ge.mm_3xtf32(a, b), ref) <= e32  # chunked (DEFAULT_K_CHUNK)
     assert _err(ge.triton_mm(a, b, precision="tf32x3"), ref) <= e32
     assert _err(ge.triton_mm(a, b, precision="presplit"), ref) <= e32
+
+
+# ---------------------------------------------------------------- a group candidate's GEMM writes into its output
+
+
+def _emu_namespace() -> dict:
+    """What a gemm_fp32 candidate module defines (search.gemm_group embeds it verbatim)."""
+    from kernelopt.search.gemm_group import _EMU_CLASS, _gemm_library_source
+
+    module = types.ModuleType("kernelopt_test_emu")
+    sys.modules[module.__name__] = module  # its dataclasses look their module up there
+    exec(compile(_gemm_library_source() + _EMU_CLASS, "<gemm_fp32 candidate>", "exec"), module.__dict__)
+    return module.__dict__
+
+
+def test_the_output_is_written_into_directly_only_where_that_is_safe():
+    direct = _emu_namespace()["_direct_out"]
+    a, b = _rand(8, 4), _rand(4, 6)
+    out = torch.empty(8, 6)
+    view = direct(out, (1, 8, 6), a, b, None)
+    assert view is not None and view.shape == (1, 8, 6) and view.data_ptr() == out.data_ptr()
+    assert direct(torch.empty(6, 8).t(), (1, 8, 6), a, b, None) is None  # not contiguous: written beside
+    assert direct(out.to(torch.bfloat16), (1, 8, 6), a, b, None) is None  # not fp32
+    assert direct(out, (1, 8, 6), a, b, out[0].expand(8, 6)) is None  # the bias is a row of out itself
+    assert direct(torch.empty(9, 6), (1, 8, 6), a, b, None) is None  # another shape
+    assert direct(None, (1, 8, 6), a, b, None) is None
+
+
+@pytest.mark.parametrize("method", ["split3", "tf32", "presplit", "bf16x6"])
+def test_a_group_gemm_into_its_output_equals_the_one_written_beside(method):
+    if method in ("presplit", "bf16x6") and not (ge.HAS_TRITON and (INTERP or ON_GPU)):
+        pytest.skip("the Triton constructions need a GPU or the interpreter")
+    dev = _dev()
+    emu = _emu_namespace()["_Emu"](method)
+    a, b, bias = _rand(32, 64, seed=40, device=dev), _rand(64, 48, seed=41, device=dev), _rand(48, seed=42, device=dev)
+    ref = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
+    e32 = max(_err(torch.addmm(bias, a, b, beta=0.5, alpha=2.0), ref), 1e-7)
+    bound = ERR_FACTOR * e32 if method != "tf32" else 1e-2  # plain TF32 is not fp32-accurate (on a GPU)
+    direct = torch.full((32, 48), float("nan"), device=dev)
+    assert emu.addmm(bias, a, b, alpha=2.0, beta=0.5, out=direct) is direct
+    assert emu.last_method == method and _err(direct, ref) <= bound
+    beside = torch.full((48, 32), float("nan"), device=dev).t()  # a transposed output: written beside, copied
+    assert emu.addmm(bias, a, b, alpha=2.0, beta=0.5, out=beside) is beside
+    assert torch.equal(beside, direct)  # the same arithmetic either way
+    # the bias read from the output's own memory (addmm(buf, a, b, out=buf)): still the bias it was
+    aliased = bias.expand(32, 48).contiguous()
+    assert torch.equal(emu.addmm(aliased, a, b, alpha=2.0, beta=0.5, out=aliased), direct)
+    batched = torch.empty(2, 32, 48, device=dev)
+    A, B = torch.stack([a, a]), torch.stack([b, b])
+    assert emu.bmm(A, B, out=batched) is batched
+    assert _err(batched[1], a.double() @ b.double()) <= (ERR_FACTOR * max(_err(a @ b, a.double() @ b.double()), 1e-7)
+                                                         if method != "tf32" else 1e-2)
