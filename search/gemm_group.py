@@ -1,7 +1,8 @@
 """fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
 
 Target: a library group (compiled.group) anchored on `extern_kernels.mm /
-addmm / bmm / baddbmm`. A candidate is the group's own statements with the
+addmm / bmm / baddbmm`, or on Inductor's own Triton `mm` template where it computes
+the plain product (search.gemm_template reads which arguments and views). A candidate is the group's own statements with the
 library call swapped for an fp32-accurate tensor-core construction of
 search/gemm_emulated.py (embedded verbatim, so the candidate and the
 `optimized_module.py` artifact need no KernelOPT); the epilogue kernels that
@@ -29,9 +30,10 @@ from __future__ import annotations
 
 import ast
 import inspect
-from typing import Optional
+from typing import Optional, Union
 
 from kernelopt.compiled.group import GEMM_OPS, LibraryGroup, group_module_source
+from kernelopt.search.gemm_template import TemplateGemm, read_template_gemm
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
 NAME = "gemm_fp32"
@@ -142,12 +144,29 @@ def _anchor_call(group: LibraryGroup) -> Optional[ast.Call]:
     return call if isinstance(call, ast.Call) else None
 
 
+def _template_gemm(group: LibraryGroup) -> Union[TemplateGemm, str]:
+    """The plain mm of the group's Triton template anchor, or why there is none (search.gemm_template)."""
+    if group.op != "mm":
+        return f"gemm_fp32 reads Inductor's mm template, not its {group.op} template"
+    if _anchor_call(group) is None:
+        return "the template's launch is not a call statement"
+    return read_template_gemm(group.kernel_sources.get(group.anchor_target, ""), group.anchor_target)
+
+
 def emulated_body(group: LibraryGroup) -> list[str]:
-    """The group's statements with its library GEMM launched on `_EMU` instead."""
+    """The group's statements with its GEMM launched on `_EMU` instead: the library call's own
+    arguments, or the views of the template's arguments that the template indexes."""
     stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
     call = stmt.value
-    call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr=group.op, ctx=ast.Load())
+    assert isinstance(call, ast.Call)
     body = list(group.body)
+    if group.anchor_kind == "template":
+        read = _template_gemm(group)
+        if isinstance(read, str):
+            raise ValueError(read)
+        body[group.anchor_in_body] = read.call(call, group.op)
+        return body
+    call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr=group.op, ctx=ast.Load())
     body[group.anchor_in_body] = ast.unparse(stmt)
     return body
 
@@ -171,7 +190,8 @@ class GemmFp32Generator:
 
     name = NAME
     #: what the registry lists (one source of truth: registry.GENERATORS reads it)
-    applies_to = "library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm (fp32), with their epilogue"
+    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm "
+                  "template (fp32), with their epilogue")
     policies = ("strict", "tf32")
 
     def applicable(self, target: KernelTarget) -> Optional[str]:
@@ -180,12 +200,14 @@ class GemmFp32Generator:
         group = LibraryGroup.from_dict(target.group)
         if group.op not in GEMM_OPS:
             return f"gemm_fp32 handles {'/'.join(GEMM_OPS)} groups, not {group.op}"
-        if group.anchor_kind != "library":
-            return "the GEMM is a Triton template Inductor chose; gemm_fp32 replaces library calls"
         if group.reason:
             return f"the group cannot be re-stitched: {group.reason}"
         call = _anchor_call(group)
-        if call is None or not (ast.unparse(call.func)).startswith("extern_kernels."):
+        if group.anchor_kind == "template":
+            read = _template_gemm(group)
+            if isinstance(read, str):
+                return f"the GEMM is a Triton template Inductor chose, not a plain one: {read}"
+        elif call is None or not (ast.unparse(call.func)).startswith("extern_kernels."):
             return "the group's GEMM is not an extern_kernels call"
         return self._dtype_reason(group, target)
 

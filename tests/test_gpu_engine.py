@@ -212,3 +212,24 @@ def test_a_bf16_kernel_file_runs_on_the_gpu_not_the_interpreter(tmp_path):
     result = run_job(str(kernel), tmp_path, JobOptions(dtype="bf16", time_budget_s=300))
     assert result.outcome in ("optimized", "matched", "fallback") and not result.cause.startswith("no-gpu"), result
     assert result.dtype == "bf16" and result.timing == "measured"
+
+
+def test_a_gemm_inductor_gave_its_mm_template_is_searched_by_gemm_fp32(tmp_path):
+    """Suite level1/18 (16384×32 · 32×16384): Inductor launches its own Triton mm template, not cuBLAS; until
+    search/gemm_template.py the group ended "no-candidates: the GEMM is a Triton template Inductor chose"."""
+    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
+
+    problem = Path(__file__).resolve().parent.parent / "benchmarks" / "problems" / "level1" / "18_matmul_small_k.py"
+    result = run_job(str(problem), tmp_path, JobOptions(time_budget_s=300))
+    assert result.outcome in ("optimized", "matched", "fallback"), result
+    report = json.loads((tmp_path / "report.json").read_text())
+    searched = {s["target"]: s for s in report.get("search") or []}
+    groups = [s for name, s in searched.items() if name.startswith("_kernelopt_group_")]
+    if "triton_tem_fused_mm" not in (tmp_path / "baseline_module.py").read_text():
+        pytest.skip("Inductor chose cuBLAS for this GEMM on this machine: no template to read")
+    assert groups and groups[0]["attempts"] > 0 and groups[0]["passed"] > 0, report.get("search")
+    if result.outcome == "optimized":
+        check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(problem)))
+        assert check["passed"], check["summary"]

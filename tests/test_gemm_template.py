@@ -1,0 +1,124 @@
+"""gemm_fp32 on a GEMM Inductor gave its own Triton `mm` template (search/gemm_template.py).
+
+tests/testdata/captured_h200_templates/18_matmul_small_k: the output module Inductor wrote on an H200
+for benchmarks/problems/level1/18 (16384×32 · 32×16384, fp32, max-autotune): a Triton template, not
+cuBLAS, so the suite's row was "no-candidates: the GEMM is a Triton template Inductor chose". The
+templates in tests/testdata/captured (bias, GELU, softmax fused into the template) are declined.
+"""
+import ast
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+
+from kernelopt.compiled.group import library_groups, rewrite_module
+from kernelopt.pipeline.model_job import _group_target
+from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source
+from kernelopt.search.gemm_template import TemplateGemm, read_template_gemm
+from kernelopt.search.generator import Attempt
+
+DATA = Path(__file__).parent / "testdata"
+SMALL_K = DATA / "captured_h200_templates" / "18_matmul_small_k" / "baseline_module.py"
+
+
+def _template_groups(path: Path):
+    return [g for g in library_groups(path.read_text()) if g.anchor_kind == "template"]
+
+
+def test_the_plain_mm_template_is_read_as_the_gemm_it_computes():
+    (g,) = _template_groups(SMALL_K)
+    assert (g.op, g.anchor_target, g.params) == ("mm", "triton_tem_fused_mm_0", ["arg0_1", "arg1_1", "buf0"])
+    read = read_template_gemm(g.kernel_sources[g.anchor_target], g.anchor_target)
+    assert read == TemplateGemm(a_arg=0, b_arg=1, out_arg=2, m=16384, n=16384, k=32, a_strides=(32, 1),
+                                b_strides=(16384, 1), out_strides=(16384, 1), allow_tf32=False)
+
+
+def test_gemm_fp32_applies_to_it_and_proposes_every_construction():
+    (g,) = _template_groups(SMALL_K)
+    target = _group_target(g, 1.0, "strict")
+    gen = GemmFp32Generator()
+    assert gen.applicable(target) is None
+    proposed = gen.propose(target, [], [], budget=8)
+    assert [c.params["method"] for c in proposed] == ["auto", "presplit", "bf16x6", "split3"]
+    body = candidate_source(g, "split3")
+    ast.parse(body)
+    # the launch became the product of the template's views; the template kernel is not launched
+    assert ("_EMU.mm(torch.as_strided(arg0_1, (16384, 32), (32, 1)), torch.as_strided(arg1_1, (32, 16384), "
+            "(16384, 1)), out=torch.as_strided(buf0, (16384, 16384), (16384, 1)))") in body
+    assert "triton_tem_fused_mm_0.run(" not in body.split("_RUN_SOURCE = ", 1)[1]
+    # under `tf32` plain TF32 is proposed first, as for a library call
+    assert gen.methods(_group_target(g, 1.0, "tf32"))[0] == "tf32"
+    # the re-stitched module launches the group once, in place of the template
+    new = rewrite_module(SMALL_K.read_text(), [g.name])
+    assert f"{g.name}.run(arg0_1, arg1_1, buf0)" in new and "triton_tem_fused_mm_0.run(" not in new
+
+
+@pytest.mark.parametrize("capture, target, why, read_as_mm", [
+    ("linear_gelu", "triton_tem_fused_addmm_gelu_t_0", "not its addmm template", "fuses more than the GEMM"),
+    ("attention_small", "triton_tem_fused_addmm_t_view_0", "not its addmm template", "fuses more than the GEMM"),
+    ("attention_small", "triton_tem_fused_bmm_split_transpose_view_1", "not its bmm template",
+     "fuses more than the GEMM"),  # A and B are one buffer: the template takes arg_B alone
+    ("attention_small", "triton_tem_fused__softmax_bmm_div_mul_split_sub_view_3", "not its bmm template",
+     "not those of a plain GEMM"),  # a softmax fused into the operand's load
+])
+def test_templates_that_fuse_more_than_the_product_are_declined_with_the_reason(capture, target, why, read_as_mm):
+    (g,) = [g for g in _template_groups(DATA / "captured" / capture / "baseline_module.py")
+            if g.anchor_target == target]
+    reason = GemmFp32Generator().applicable(_group_target(g, 1.0, "strict"))
+    assert reason is not None and "Triton template Inductor chose, not a plain one" in reason and why in reason
+    # read as if it were an mm template, what it fuses is found all the same
+    assert read_as_mm in read_template_gemm(g.kernel_sources[target], target)
+
+
+def test_an_epilogue_written_into_the_template_is_found():
+    (g,) = _template_groups(SMALL_K)
+    src = g.kernel_sources[g.anchor_target]
+    relu = src.replace("tl.store(out_ptr0 + (tl.broadcast_to(xindex, [BLOCK_M, BLOCK_N])), acc, mask)",
+                       "tmp0 = triton_helpers.maximum(acc, 0.0)\n"
+                       "    tl.store(out_ptr0 + (tl.broadcast_to(xindex, [BLOCK_M, BLOCK_N])), tmp0, mask)")
+    assert relu != src
+    assert "epilogue or a prologue" in read_template_gemm(relu, g.anchor_target)
+    scaled = src.replace(", acc, mask)", ", acc * 2.0, mask)")
+    assert "other than its accumulator" in read_template_gemm(scaled, g.anchor_target)
+    transposed = src.replace("stride_am = 32", "stride_am = 1")
+    assert "disagrees with the strides" in read_template_gemm(transposed, g.anchor_target)
+
+
+def _bound(source: str, name: str):
+    """The candidate module bound as the runtime binds it, to a namespace standing in for the output module
+    (the CPU has no CUDA stream; the template the candidate replaces is never launched)."""
+    module = types.ModuleType(f"kernelopt_test_{name}")
+    sys.modules[module.__name__] = module  # its dataclasses look their module up there
+    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
+    output_module = types.ModuleType("kernelopt_test_output_module")
+    output_module.__dict__.update(torch=torch, get_raw_stream=lambda index: None)
+    return module.bind(output_module)
+
+
+@pytest.mark.parametrize("method", ["split3", "auto"])
+def test_the_candidate_computes_the_templates_product_into_its_output(method):
+    """The captured module at a CPU's size (16384 → 256: M = N = 256, K = 32; every stride follows),
+    its candidate run on this CPU: fp32-accurate against float64, written into the caller's buffer."""
+    small = SMALL_K.read_text().replace("16384", "256")
+    (g,) = [g for g in library_groups(small) if g.anchor_kind == "template"]
+    runner = _bound(candidate_source(g, method), f"tem_{method}")
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(256, 32, generator=gen), torch.randn(32, 256, generator=gen)
+    out = torch.full((256, 256), float("nan"))
+    runner.run(a, b, out)
+    ref = a.double() @ b.double()
+    err = (out.double() - ref).abs().max() / ref.abs().max()
+    fp32 = ((a @ b).double() - ref).abs().max() / ref.abs().max()
+    assert err <= 4 * max(fp32, 1e-7), (err, fp32)
+    assert runner.kernelopt_resolved_method() == "split3"  # K = 32 (and no GPU): the output-bound construction
+
+
+def test_search_history_of_a_template_group_is_not_proposed_again():
+    (g,) = _template_groups(SMALL_K)
+    target = _group_target(g, 1.0, "strict")
+    gen = GemmFp32Generator()
+    first = gen.propose(target, [], [], budget=2)
+    history = [Attempt(candidate=c, passed=True, gate="timed", feedback="") for c in first]
+    assert {c.params["method"] for c in gen.propose(target, [], history, budget=8)} == {"bf16x6", "split3"}
