@@ -1,8 +1,8 @@
 """fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
 
 Target: a library group (compiled.group) anchored on `extern_kernels.mm /
-addmm / bmm / baddbmm`, or on Inductor's own Triton `mm` template where it computes
-the plain product (search.gemm_template reads which arguments and views). A candidate is the group's own statements with the
+addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`bmm` template where it
+computes the plain product (search.gemm_template reads which arguments and views). A candidate is the group's own statements with the
 library call swapped for an fp32-accurate tensor-core construction of
 search/gemm_emulated.py (embedded verbatim, so the candidate and the
 `optimized_module.py` artifact need no KernelOPT); the epilogue kernels that
@@ -145,12 +145,16 @@ def _anchor_call(group: LibraryGroup) -> Optional[ast.Call]:
 
 
 def _template_gemm(group: LibraryGroup) -> Union[TemplateGemm, str]:
-    """The plain mm of the group's Triton template anchor, or why there is none (search.gemm_template)."""
-    if group.op != "mm":
-        return f"gemm_fp32 reads Inductor's mm template, not its {group.op} template"
-    if _anchor_call(group) is None:
+    """The plain mm/bmm of the group's Triton template anchor, or why there is none (search.gemm_template)."""
+    launch = _anchor_call(group)
+    if launch is None:
         return "the template's launch is not a call statement"
-    return read_template_gemm(group.kernel_sources.get(group.anchor_target, ""), group.anchor_target)
+    shapes = [group.param_shapes.get(a.id, [None])[0] if isinstance(a, ast.Name) else None for a in launch.args]
+    read = read_template_gemm(group.kernel_sources.get(group.anchor_target, ""), group.anchor_target, group.op,
+                              shapes)
+    if not isinstance(read, str) and len(launch.args) <= max(read.a_arg, read.b_arg, read.out_arg):
+        return "the template's launch does not pass A, B and its output by position"
+    return read
 
 
 def emulated_body(group: LibraryGroup) -> list[str]:
@@ -164,7 +168,7 @@ def emulated_body(group: LibraryGroup) -> list[str]:
         read = _template_gemm(group)
         if isinstance(read, str):
             raise ValueError(read)
-        body[group.anchor_in_body] = read.call(call, group.op)
+        body[group.anchor_in_body] = read.call(call)
         return body
     call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr=group.op, ctx=ast.Load())
     body[group.anchor_in_body] = ast.unparse(stmt)
@@ -190,7 +194,7 @@ class GemmFp32Generator:
 
     name = NAME
     #: what the registry lists (one source of truth: registry.GENERATORS reads it)
-    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm "
+    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm/bmm "
                   "template (fp32), with their epilogue")
     policies = ("strict", "tf32")
 

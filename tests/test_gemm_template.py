@@ -2,8 +2,9 @@
 
 tests/testdata/captured_h200_templates/18_matmul_small_k: the output module Inductor wrote on an H200
 for benchmarks/problems/level1/18 (16384×32 · 32×16384, fp32, max-autotune): a Triton template, not
-cuBLAS, so the suite's row was "no-candidates: the GEMM is a Triton template Inductor chose". The
-templates in tests/testdata/captured (bias, GELU, softmax fused into the template) are declined.
+cuBLAS, so the suite's row was "no-candidates: the GEMM is a Triton template Inductor chose".
+tests/testdata/captured/attention_small (H200, torch 2.11) has two plain bmm templates reading slices
+of one qkv buffer; its addmm templates and linear_gelu's (bias, GELU fused in) are declined.
 """
 import ast
 import sys
@@ -15,7 +16,7 @@ import torch
 
 from kernelopt.compiled.group import library_groups, rewrite_module
 from kernelopt.pipeline.model_job import _group_target
-from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source
+from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source, emulated_body
 from kernelopt.search.gemm_template import TemplateGemm, read_template_gemm
 from kernelopt.search.generator import Attempt
 
@@ -31,8 +32,10 @@ def test_the_plain_mm_template_is_read_as_the_gemm_it_computes():
     (g,) = _template_groups(SMALL_K)
     assert (g.op, g.anchor_target, g.params) == ("mm", "triton_tem_fused_mm_0", ["arg0_1", "arg1_1", "buf0"])
     read = read_template_gemm(g.kernel_sources[g.anchor_target], g.anchor_target)
-    assert read == TemplateGemm(a_arg=0, b_arg=1, out_arg=2, m=16384, n=16384, k=32, a_strides=(32, 1),
-                                b_strides=(16384, 1), out_strides=(16384, 1), allow_tf32=False)
+    assert read == TemplateGemm(op="mm", a_arg=0, b_arg=1, out_arg=2, a_offset=0, b_offset=0,
+                                a_size=(16384, 32), a_strides=(32, 1),
+                                b_size=(32, 16384), b_strides=(16384, 1), out_size=(16384, 16384),
+                                out_strides=(16384, 1), allow_tf32=False)
 
 
 def test_gemm_fp32_applies_to_it_and_proposes_every_construction():
@@ -55,21 +58,59 @@ def test_gemm_fp32_applies_to_it_and_proposes_every_construction():
     assert f"{g.name}.run(arg0_1, arg1_1, buf0)" in new and "triton_tem_fused_mm_0.run(" not in new
 
 
-@pytest.mark.parametrize("capture, target, why, read_as_mm", [
-    ("linear_gelu", "triton_tem_fused_addmm_gelu_t_0", "not its addmm template", "fuses more than the GEMM"),
-    ("attention_small", "triton_tem_fused_addmm_t_view_0", "not its addmm template", "fuses more than the GEMM"),
-    ("attention_small", "triton_tem_fused_bmm_split_transpose_view_1", "not its bmm template",
-     "fuses more than the GEMM"),  # A and B are one buffer: the template takes arg_B alone
-    ("attention_small", "triton_tem_fused__softmax_bmm_div_mul_split_sub_view_3", "not its bmm template",
-     "not those of a plain GEMM"),  # a softmax fused into the operand's load
-])
-def test_templates_that_fuse_more_than_the_product_are_declined_with_the_reason(capture, target, why, read_as_mm):
+@pytest.mark.parametrize("target", ["triton_tem_fused_addmm_gelu_t_0", "triton_tem_fused_addmm_t_view_0"])
+def test_templates_that_fuse_more_than_the_product_are_declined_with_the_reason(target):
+    capture = "linear_gelu" if "gelu" in target else "attention_small"
     (g,) = [g for g in _template_groups(DATA / "captured" / capture / "baseline_module.py")
             if g.anchor_target == target]
     reason = GemmFp32Generator().applicable(_group_target(g, 1.0, "strict"))
-    assert reason is not None and "Triton template Inductor chose, not a plain one" in reason and why in reason
-    # read as if it were an mm template, what it fuses is found all the same
-    assert read_as_mm in read_template_gemm(g.kernel_sources[target], target)
+    assert reason is not None and "Triton template Inductor chose, not a plain one" in reason
+    assert "not its addmm template" in reason
+    # read as if it were an mm template, the bias (and GELU) it fuses is found all the same
+    assert "fuses more than the GEMM" in read_template_gemm(g.kernel_sources[target], target, "mm")
+
+
+def test_the_bmm_templates_of_an_attention_are_read_with_their_slices_of_one_qkv_buffer():
+    """attention_small (torch 2.11, H200): q·kᵀ reads both operands from the qkv projection's output
+    (`A = arg_B`, `B = arg_B + 64`), attn·v reads v at offset 128; the batch count comes from the output."""
+    bodies = {g.anchor_target: emulated_body(g)[g.anchor_in_body]
+              for g in _template_groups(DATA / "captured" / "attention_small" / "baseline_module.py")
+              if g.op == "bmm"}
+    assert bodies == {
+        "triton_tem_fused_bmm_split_transpose_view_1":
+            "_EMU.bmm(torch.as_strided(buf0, (4, 128, 64), (24576, 192, 1)), torch.as_strided(buf0, (4, 64, 128), "
+            "(24576, 1, 192), buf0.storage_offset() + 64), out=torch.as_strided(buf1, (4, 128, 128), (16384, 128, 1)))",
+        "triton_tem_fused__softmax_bmm_div_mul_split_sub_view_3":
+            "_EMU.bmm(torch.as_strided(buf4, (4, 128, 128), (16384, 128, 1)), torch.as_strided(buf0, (4, 128, 64), "
+            "(24576, 192, 1), buf0.storage_offset() + 128), out=torch.as_strided(buf5, (4, 128, 64), (8192, 64, 1)))",
+    }
+
+
+def test_the_attn_v_candidate_computes_the_product_of_the_slices_on_this_cpu():
+    (g,) = [g for g in _template_groups(DATA / "captured" / "attention_small" / "baseline_module.py")
+            if g.anchor_target.startswith("triton_tem_fused__softmax_bmm")]
+    assert g.params == ["buf4", "buf0", "buf5"] and g.kernels == [g.anchor_target]  # no epilogue to run
+    runner = _bound(candidate_source(g, "auto"), "attn_v")
+    gen = torch.Generator().manual_seed(5)
+    attn, qkv = torch.rand(4, 128, 128, generator=gen), torch.randn(512, 192, generator=gen)
+    out = torch.full((4, 128, 64), float("nan"))
+    runner.run(attn, qkv, out)
+    v = qkv.view(4, 128, 192)[:, :, 128:]
+    ref = torch.bmm(attn.double(), v.double())
+    err = (out.double() - ref).abs().max() / ref.abs().max()
+    fp32 = (torch.bmm(attn, v).double() - ref).abs().max() / ref.abs().max()
+    assert err <= 4 * max(fp32, 1e-7), (err, fp32)
+
+
+def test_a_bmm_template_without_its_batch_count_is_declined():
+    (g,) = [g for g in _template_groups(DATA / "captured" / "attention_small" / "baseline_module.py")
+            if g.anchor_target.startswith("triton_tem_fused__softmax_bmm")]
+    src = g.kernel_sources[g.anchor_target]
+    assert "batch count" in read_template_gemm(src, g.anchor_target, "bmm")  # no shapes given
+    assert not isinstance(read_template_gemm(src, g.anchor_target, "bmm", [None, None, [4, 128, 64]]), str)
+    assert "batch count" in read_template_gemm(src, g.anchor_target, "bmm", [None, None, [4, 64, 128]])
+    moved = src.replace("B = arg_B + 128", "B = arg_B + 128 * K")
+    assert "straight from its arguments" in read_template_gemm(moved, g.anchor_target, "bmm", [None, None, [4, 128, 64]])
 
 
 def test_an_epilogue_written_into_the_template_is_found():
