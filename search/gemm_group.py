@@ -1,7 +1,7 @@
 """fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
 
 Target: a library group (compiled.group) anchored on `extern_kernels.mm /
-addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`bmm` template where it
+addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`addmm`/`bmm` template where it
 computes the plain product (search.gemm_template reads which arguments and views). A candidate is the group's own statements with the
 library call swapped for an fp32-accurate tensor-core construction of
 search/gemm_emulated.py (embedded verbatim, so the candidate and the
@@ -145,7 +145,7 @@ def _anchor_call(group: LibraryGroup) -> Optional[ast.Call]:
 
 
 def _template_gemm(group: LibraryGroup) -> Union[TemplateGemm, str]:
-    """The plain mm/bmm of the group's Triton template anchor, or why there is none (search.gemm_template)."""
+    """The plain mm/addmm/bmm of the group's Triton template anchor, or why there is none (search.gemm_template)."""
     launch = _anchor_call(group)
     if launch is None:
         return "the template's launch is not a call statement"
@@ -194,7 +194,7 @@ class GemmFp32Generator:
 
     name = NAME
     #: what the registry lists (one source of truth: registry.GENERATORS reads it)
-    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm/bmm "
+    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm/addmm/bmm "
                   "template (fp32), with their epilogue")
     policies = ("strict", "tf32")
 

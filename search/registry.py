@@ -52,7 +52,7 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "literals (search.kernel_file_config)", ("strict", "tf32"),
                   kernel_kinds=TRITON_HEURISTIC_KINDS),
     GeneratorSpec("gemm_fp32", "kernelopt.search.gemm_group:GemmFp32Generator", ("group",),
-                  "library groups extern_kernels.mm/addmm/bmm/baddbmm (or Inductor's plain Triton mm/bmm template) + epilogue: "
+                  "library groups extern_kernels.mm/addmm/bmm/baddbmm (or Inductor's plain Triton mm/addmm/bmm template) + epilogue: "
                   "fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
                   "plain TF32 too under 'tf32'", ("strict", "tf32"),

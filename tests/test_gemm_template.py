@@ -4,7 +4,8 @@ tests/testdata/captured_h200_templates/18_matmul_small_k: the output module Indu
 for benchmarks/problems/level1/18 (16384×32 · 32×16384, fp32, max-autotune): a Triton template, not
 cuBLAS, so the suite's row was "no-candidates: the GEMM is a Triton template Inductor chose".
 tests/testdata/captured/attention_small (H200, torch 2.11) has two plain bmm templates reading slices
-of one qkv buffer; its addmm templates and linear_gelu's (bias, GELU fused in) are declined.
+of one qkv buffer and two addmm templates (a Linear's bias added in the template); linear_gelu's
+template also fuses a GELU, and is declined.
 """
 import ast
 import sys
@@ -58,16 +59,39 @@ def test_gemm_fp32_applies_to_it_and_proposes_every_construction():
     assert f"{g.name}.run(arg0_1, arg1_1, buf0)" in new and "triton_tem_fused_mm_0.run(" not in new
 
 
-@pytest.mark.parametrize("target", ["triton_tem_fused_addmm_gelu_t_0", "triton_tem_fused_addmm_t_view_0"])
-def test_templates_that_fuse_more_than_the_product_are_declined_with_the_reason(target):
-    capture = "linear_gelu" if "gelu" in target else "attention_small"
-    (g,) = [g for g in _template_groups(DATA / "captured" / capture / "baseline_module.py")
-            if g.anchor_target == target]
+def test_a_template_that_fuses_an_activation_is_declined_with_the_reason():
+    (g,) = _template_groups(DATA / "captured" / "linear_gelu" / "baseline_module.py")
     reason = GemmFp32Generator().applicable(_group_target(g, 1.0, "strict"))
     assert reason is not None and "Triton template Inductor chose, not a plain one" in reason
-    assert "not its addmm template" in reason
-    # read as if it were an mm template, the bias (and GELU) it fuses is found all the same
-    assert "fuses more than the GEMM" in read_template_gemm(g.kernel_sources[target], target, "mm")
+    assert "epilogue does more than add its bias" in reason  # the GELU Inductor fused into the template
+
+
+def test_a_linear_layers_addmm_template_is_read_with_its_broadcast_bias_and_transposed_weight():
+    """attention_small's qkv projection: bias (192,), input (512, 64), weight (192, 64) read transposed."""
+    (g,) = [g for g in _template_groups(DATA / "captured" / "attention_small" / "baseline_module.py")
+            if g.anchor_target == "triton_tem_fused_addmm_t_view_0"]
+    assert GemmFp32Generator().applicable(_group_target(g, 1.0, "strict")) is None
+    stmt = emulated_body(g)[g.anchor_in_body]
+    assert stmt == ("_EMU.addmm(torch.as_strided(arg1_1, (512, 192), (0, 1)), torch.as_strided(arg2_1, (512, 64), "
+                    "(64, 1)), torch.as_strided(arg0_1, (64, 192), (1, 64)), out=torch.as_strided(buf0, (512, 192), "
+                    "(192, 1)))")
+    # the statement on this CPU: x @ W.T + b, fp32-accurate, into the caller's buffer
+    emu = _emu_class()("auto")
+    gen = torch.Generator().manual_seed(7)
+    bias, x, weight = torch.randn(192, generator=gen), torch.randn(512, 64, generator=gen), torch.randn(192, 64,
+                                                                                                    generator=gen)
+    out = torch.full((512, 192), float("nan"))
+    exec(stmt, {"torch": torch, "_EMU": emu, "arg1_1": bias, "arg2_1": x, "arg0_1": weight, "buf0": out})
+    ref = torch.nn.functional.linear(x.double(), weight.double(), bias.double())
+    fp32 = (torch.nn.functional.linear(x, weight, bias).double() - ref).abs().max() / ref.abs().max()
+    assert (out.double() - ref).abs().max() / ref.abs().max() <= 4 * max(fp32, 1e-7)
+    # an epilogue that is not the bias added (a scale, a product) is not read as one
+    src = g.kernel_sources[g.anchor_target]
+    for edited in (src.replace("tmp1 = acc + tmp0", "tmp1 = acc * tmp0"),
+                   src.replace("tmp1 = acc + tmp0", "tmp1 = acc + tmp0\n    tmp2 = tmp1 * 2.0").replace(
+                       ", tmp1, mask)", ", tmp2, mask)")):
+        assert edited != src
+        assert "does more than add its bias" in read_template_gemm(edited, g.anchor_target, "addmm")
 
 
 def test_the_bmm_templates_of_an_attention_are_read_with_their_slices_of_one_qkv_buffer():
@@ -125,6 +149,17 @@ def test_an_epilogue_written_into_the_template_is_found():
     assert "other than its accumulator" in read_template_gemm(scaled, g.anchor_target)
     transposed = src.replace("stride_am = 32", "stride_am = 1")
     assert "disagrees with the strides" in read_template_gemm(transposed, g.anchor_target)
+    assert "not its convolution template" in read_template_gemm(src, g.anchor_target, "convolution")
+
+
+def _emu_class():
+    """The `_Emu` a gemm_fp32 candidate defines, as a module of its own."""
+    from kernelopt.search.gemm_group import _EMU_CLASS, _gemm_library_source
+
+    module = types.ModuleType("kernelopt_test_template_emu")
+    sys.modules[module.__name__] = module
+    exec(compile(_gemm_library_source() + _EMU_CLASS, "<gemm_fp32 candidate>", "exec"), module.__dict__)
+    return module._Emu
 
 
 def _bound(source: str, name: str):
