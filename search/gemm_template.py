@@ -31,13 +31,16 @@ Inductor's `bmm` template states the batch strides as well (torch 2.11 takes the
 from the grid: the output's stated shape gives it), reads its operands through pointers
 advanced by those strides (`tl.load(A)`), and may take both from one buffer at offsets
 (`A = arg_B`, `B = arg_B + 64`: q·kᵀ out of a fused qkv projection); its store's index is
-affine in idx_q, idx_m and idx_n. Only a *plain* template is read: exactly the operands' parameters and one output,
+affine in idx_q, idx_m and idx_n.
+
+Only a *plain* template is read: exactly the operands' parameters and one output,
 both operands loaded as they are, the accumulator stored as it is — or, for `addmm`,
 the accumulator plus a bias loaded through an affine index and nothing else (a Linear
 layer's `tmp0 = tl.load(in_ptr0 + ...)`, `tmp1 = acc + tmp0`). A template that fuses
 more (an activation, a scale: Inductor's `tmpN` code between the dot and the store)
-or a prologue is declined with the reason: replacing its GEMM would drop that code. Gate 2 still compares every candidate with the template's own output on
-the captured inputs, so a misread layout fails there, never in a deployed model.
+or a prologue is declined with the reason: replacing its GEMM would drop that code.
+Gate 2 still compares every candidate with the template's own output on the captured
+inputs, so a misread layout fails there, never in a deployed model.
 """
 from __future__ import annotations
 
