@@ -1,9 +1,10 @@
 """fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
 
 Target: a library group (compiled.group) anchored on `extern_kernels.mm /
-addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`addmm`/`bmm` template where it
-computes the plain product (search.gemm_template reads which arguments and views). A candidate is the group's own statements with the
-library call swapped for an fp32-accurate tensor-core construction of
+addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`addmm`/`bmm` template
+where it computes the plain product (search.gemm_template reads which arguments
+and views). A candidate is the group's own statements with the library call (or
+the template's launch) swapped for an fp32-accurate tensor-core construction of
 search/gemm_emulated.py (embedded verbatim, so the candidate and the
 `optimized_module.py` artifact need no KernelOPT); the epilogue kernels that
 follow run unchanged, Inductor's own, bound from the output module. addmm's
@@ -194,8 +195,8 @@ class GemmFp32Generator:
 
     name = NAME
     #: what the registry lists (one source of truth: registry.GENERATORS reads it)
-    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain Triton mm/addmm/bmm "
-                  "template (fp32), with their epilogue")
+    applies_to = ("library groups anchored on extern_kernels.mm/addmm/bmm/baddbmm or on Inductor's plain "
+                  "Triton mm/addmm/bmm template (fp32), with their epilogue")
     policies = ("strict", "tf32")
 
     def applicable(self, target: KernelTarget) -> Optional[str]:

@@ -52,8 +52,8 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "literals (search.kernel_file_config)", ("strict", "tf32"),
                   kernel_kinds=TRITON_HEURISTIC_KINDS),
     GeneratorSpec("gemm_fp32", "kernelopt.search.gemm_group:GemmFp32Generator", ("group",),
-                  "library groups extern_kernels.mm/addmm/bmm/baddbmm (or Inductor's plain Triton mm/addmm/bmm template) + epilogue: "
-                  "fp32-accurate tensor-core GEMM "
+                  "library groups extern_kernels.mm/addmm/bmm/baddbmm (or Inductor's plain Triton mm/addmm/bmm "
+                  "template) + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
                   "plain TF32 too under 'tf32'", ("strict", "tf32"),
                   # its constructions split fp32 words by bit masks (TF32 hi/lo) and emulate fp32

@@ -134,7 +134,8 @@ def test_a_bmm_template_without_its_batch_count_is_declined():
     assert not isinstance(read_template_gemm(src, g.anchor_target, "bmm", [None, None, [4, 128, 64]]), str)
     assert "batch count" in read_template_gemm(src, g.anchor_target, "bmm", [None, None, [4, 64, 128]])
     moved = src.replace("B = arg_B + 128", "B = arg_B + 128 * K")
-    assert "straight from its arguments" in read_template_gemm(moved, g.anchor_target, "bmm", [None, None, [4, 128, 64]])
+    shapes = [None, None, [4, 128, 64]]
+    assert "straight from its arguments" in read_template_gemm(moved, g.anchor_target, "bmm", shapes)
 
 
 def test_an_epilogue_written_into_the_template_is_found():
