@@ -55,7 +55,7 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "library groups extern_kernels.mm/addmm/bmm/baddbmm (or Inductor's plain Triton mm/addmm/bmm "
                   "template) + epilogue: fp32-accurate tensor-core GEMM "
                   "(presplit 3xTF32 / bf16x6 split-K / cuBLAS 3xTF32 per shape), bias fused, epilogue unchanged; "
-                  "plain TF32 too under 'tf32'", ("strict", "tf32"),
+                  "plain TF32 and bf16x3 too under 'tf32'", ("strict", "tf32"),
                   # its constructions split fp32 words by bit masks (TF32 hi/lo) and emulate fp32
                   # accuracy: bf16/fp16 GEMMs already run on tensor cores in cuBLAS
                   dtypes=(Dtype.FP32.value,)),

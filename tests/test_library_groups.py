@@ -175,6 +175,22 @@ def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
     assert reduced_precision_markers(emulated)  # the embedded kernels do use TF32 products
     assert deployed_reduced_precision({g.name: emulated}) == []
     assert deployed_reduced_precision({g.name: candidate_source(g, "tf32")})  # plain TF32 is reduced
+    assert deployed_reduced_precision({g.name: candidate_source(g, "bf16x3")})  # so is bf16x3 (ρ up to 18)
+
+
+def test_under_tf32_the_reduced_constructions_come_first_and_strict_never_sees_them():
+    """bf16x3 is for the GEMMs whose plain TF32 fails Gate 2 (H200: suite level1/22, K = 524288)."""
+    from kernelopt.verify.precision import strict_verdict
+
+    g, tf32_target = _small_group_target("tf32")
+    _, strict_target = _small_group_target("strict")
+    gen = GemmFp32Generator()
+    assert gen.methods(tf32_target) == ["tf32", "bf16x3", "auto", "presplit", "bf16x6", "split3"]
+    assert gen.methods(strict_target) == ["auto", "presplit", "bf16x6", "split3"]
+    (bf16x3,) = [c for c in gen.propose(tf32_target, [], [], 8) if c.params["method"] == "bf16x3"]
+    assert bf16x3.params["precision"] == "bf16x3" and declared_precision(bf16x3.source) == "bf16x3"
+    reason, emulated = strict_verdict({g.name: bf16x3.source}, "")
+    assert reason is not None and "reduced precision (declared 'bf16x3')" in reason and not emulated
 
 
 def test_a_group_overlaps_its_epilogue_kernels_and_nothing_else():
