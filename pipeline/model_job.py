@@ -111,6 +111,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.report["search"] = summaries
     faster = {k: v for k, v in ranked.items() if v}
     if not faster:
+        ctx.check_cancel()  # a search the user's cancel stopped ends cancelled, not with the budget's cause
         return JobResult(Outcome.FALLBACK, search_cause(summaries, opts.gamma), speedup=1.0, **baseline_result)
 
     with ctx.stage("verify", "re-stitching and Gates 3-4 on the whole model (ranked waterfall)"):
