@@ -12,13 +12,12 @@ accumulator) is not emulated here: `benchmarks/gemm_fp32.py` measures it, and th
 from __future__ import annotations
 
 import os
-import sys
-import types
 
 import pytest
 import torch
 
 from kernelopt.search import gemm_emulated as ge
+from tests.gemm_candidate import emu_namespace
 
 ERR_FACTOR = 2.0  # CPU fp32 GEMMs (blocked, FMA) are tighter than cuBLAS fp32; see the docstring
 INTERP = os.environ.get("TRITON_INTERPRET") == "1"
@@ -248,18 +247,8 @@ def test_gpu_admissible_vs_cublas_fp32():
 # ---------------------------------------------------------------- a group candidate's GEMM writes into its output
 
 
-def _emu_namespace() -> dict:
-    """What a gemm_fp32 candidate module defines (search.gemm_group embeds it verbatim)."""
-    from kernelopt.search.gemm_group import _EMU_CLASS, _gemm_library_source
-
-    module = types.ModuleType("kernelopt_test_emu")
-    sys.modules[module.__name__] = module  # its dataclasses look their module up there
-    exec(compile(_gemm_library_source() + _EMU_CLASS, "<gemm_fp32 candidate>", "exec"), module.__dict__)
-    return module.__dict__
-
-
 def test_the_output_is_written_into_directly_only_where_that_is_safe():
-    direct = _emu_namespace()["_direct_out"]
+    direct = emu_namespace()["_direct_out"]
     a, b = _rand(8, 4), _rand(4, 6)
     out = torch.empty(8, 6)
     view = direct(out, (1, 8, 6), a, b, None)
@@ -276,7 +265,7 @@ def test_a_group_gemm_into_its_output_equals_the_one_written_beside(method):
     if method in ("presplit", "bf16x6", "bf16x3") and not (ge.HAS_TRITON and (INTERP or ON_GPU)):
         pytest.skip("the Triton constructions need a GPU or the interpreter")
     dev = _dev()
-    emu = _emu_namespace()["_Emu"](method)
+    emu = emu_namespace()["_Emu"](method)
     a, b, bias = _rand(32, 64, seed=40, device=dev), _rand(64, 48, seed=41, device=dev), _rand(48, seed=42, device=dev)
     ref = torch.addmm(bias.double(), a.double(), b.double(), beta=0.5, alpha=2.0)
     e32 = max(_err(torch.addmm(bias, a, b, beta=0.5, alpha=2.0), ref), 1e-7)

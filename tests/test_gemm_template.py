@@ -8,7 +8,6 @@ of one qkv buffer and two addmm templates (a Linear's bias added in the template
 template also fuses a GELU, and is declined.
 """
 import ast
-import sys
 import types
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from kernelopt.pipeline.model_job import _group_target
 from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source, emulated_body
 from kernelopt.search.gemm_template import TemplateGemm, read_template_gemm
 from kernelopt.search.generator import Attempt
+from tests.gemm_candidate import emu_namespace, load_source
 
 DATA = Path(__file__).parent / "testdata"
 SMALL_K = DATA / "captured_h200_templates" / "18_matmul_small_k" / "baseline_module.py"
@@ -76,7 +76,7 @@ def test_a_linear_layers_addmm_template_is_read_with_its_broadcast_bias_and_tran
                     "(64, 1)), torch.as_strided(arg0_1, (64, 192), (1, 64)), out=torch.as_strided(buf0, (512, 192), "
                     "(192, 1)))")
     # the statement on this CPU: x @ W.T + b, fp32-accurate, into the caller's buffer
-    emu = _emu_class()("auto")
+    emu = emu_namespace()["_Emu"]("auto")
     gen = torch.Generator().manual_seed(7)
     bias, x, weight = torch.randn(192, generator=gen), torch.randn(512, 64, generator=gen), torch.randn(192, 64,
                                                                                                     generator=gen)
@@ -153,25 +153,12 @@ def test_an_epilogue_written_into_the_template_is_found():
     assert "not its convolution template" in read_template_gemm(src, g.anchor_target, "convolution")
 
 
-def _emu_class():
-    """The `_Emu` a gemm_fp32 candidate defines, as a module of its own."""
-    from kernelopt.search.gemm_group import _EMU_CLASS, _gemm_library_source
-
-    module = types.ModuleType("kernelopt_test_template_emu")
-    sys.modules[module.__name__] = module
-    exec(compile(_gemm_library_source() + _EMU_CLASS, "<gemm_fp32 candidate>", "exec"), module.__dict__)
-    return module._Emu
-
-
 def _bound(source: str, name: str):
     """The candidate module bound as the runtime binds it, to a namespace standing in for the output module
     (the CPU has no CUDA stream; the template the candidate replaces is never launched)."""
-    module = types.ModuleType(f"kernelopt_test_{name}")
-    sys.modules[module.__name__] = module  # its dataclasses look their module up there
-    exec(compile(source, f"<{name}>", "exec"), module.__dict__)
     output_module = types.ModuleType("kernelopt_test_output_module")
     output_module.__dict__.update(torch=torch, get_raw_stream=lambda index: None)
-    return module.bind(output_module)
+    return load_source(source, f"kernelopt_test_{name}").bind(output_module)
 
 
 @pytest.mark.parametrize("method", ["split3", "auto"])

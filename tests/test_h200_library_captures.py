@@ -18,7 +18,8 @@ from kernelopt.compiled.restitch import stitched_source
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.search.conv_group import ConvFp32Generator
 from kernelopt.search.conv_group import candidate_source as conv_candidate_source
-from kernelopt.search.gemm_group import _EMU_CLASS, GemmFp32Generator, _gemm_library_source, candidate_source
+from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source
+from tests.gemm_candidate import emu_namespace
 
 H200 = Path(__file__).parent / "testdata" / "captured_h200"
 CAPTURES = sorted(H200.iterdir())
@@ -74,9 +75,7 @@ def test_bias_addmm_is_an_addmm_group(name):
 
 def test_emulated_addmm_takes_bias_addmms_stride_0_bias():
     """The construction the candidate embeds, on this CPU (split3 on fp32 GEMMs), against float64."""
-    ns: dict = {}
-    exec(compile(_gemm_library_source() + _EMU_CLASS, "gemm_candidate", "exec"), ns)
-    emu = ns["_Emu"]("auto")
+    emu = emu_namespace()["_Emu"]("auto")
     g = torch.Generator().manual_seed(0)
     a, b = torch.randn(64, 96, generator=g), torch.randn(96, 80, generator=g)
     row = torch.randn(80, generator=g)
