@@ -182,8 +182,18 @@ def emulated_body(group: LibraryGroup) -> list[str]:
     return body
 
 
+def gemm_op(group: LibraryGroup) -> str:
+    """The GEMM the group computes: its library call's op, or what its template's text says it computes
+    (a template's name lists the ops of nodes fused into it: search.gemm_template.template_op)."""
+    if group.anchor_kind == "template":
+        read = _template_gemm(group)
+        if not isinstance(read, str):
+            return read.op
+    return group.op
+
+
 def candidate_source(group: LibraryGroup, method: str) -> str:
-    header = (f"KernelOPT {NAME} candidate for {group.name}: {group.op} by {method} "
+    header = (f"KernelOPT {NAME} candidate for {group.name}: {gemm_op(group)} by {method} "
               f"({CONSTRUCTIONS[method]}), then the group's epilogue "
               f"({', '.join(group.epilogue) or 'none'}) unchanged.")
     declared = "tf32" if method == "tf32" else method
@@ -244,12 +254,13 @@ class GemmFp32Generator:
         tried = {a.candidate.params.get("method") for a in history}
         tried |= {c.params.get("method") for c in getattr(history, "pending", [])}
         out = []
+        op = gemm_op(group)
         for method in self.methods(target):
             if method in tried or len(out) >= budget:
                 continue
             out.append(Candidate(
                 target=target.name, source=candidate_source(group, method), generator=self.name,
-                description=f"{group.op} by {method}: {CONSTRUCTIONS[method]}; epilogue unchanged",
+                description=f"{op} by {method}: {CONSTRUCTIONS[method]}; epilogue unchanged",
                 params={"method": method, "precision": method if method in REDUCED_CONSTRUCTIONS else "fp32-emulated",
                         "construction": CONSTRUCTIONS[method]}))
         return out

@@ -99,6 +99,10 @@ def read_template_gemm(source: str, kernel: str, op: str = "mm",
                        arg_shapes: Sequence[Optional[Sequence[int]]] = ()) -> Union[TemplateGemm, str]:
     """The GEMM of Inductor's plain `mm`, `addmm` (bias added, nothing else) or `bmm` template
     `kernel` in `source` (the kernel's module text), or why it is not one gemm_fp32 can replace.
+    `op`: the group's op (compiled.group, from the aten ops Inductor names the kernel after); the template's
+    own text decides between mm, addmm and bmm (`template_op`), since those names include the ops of
+    nodes fused into it (level3/04's q·kᵀ bmm template is named `..._addmm_bmm_...` after the qkv
+    projection whose output it reads).
     `arg_shapes`: the shapes of the launch's arguments where the module states them (a bmm template
     of torch 2.11 takes its batch count from the grid, not from a constant: the output's shape says it)."""
     if op not in _CONSTANTS:
@@ -117,10 +121,11 @@ def read_template_gemm(source: str, kernel: str, op: str = "mm",
         return "the template does not take its operands A and B straight from its arguments"
     (a_src, a_offset), (b_src, b_offset) = operands
     extra = [p for p in params if p not in {a_src, b_src, *outs}]
+    consts = _int_constants(fn)
+    op = template_op(consts, extra)
     if len(outs) != 1 or len(extra) != (1 if op == "addmm" else 0):
         return (f"the template takes ({', '.join(params)}), not only A, B{', a bias' if op == 'addmm' else ''} "
                 "and its output: it fuses more than the GEMM")
-    consts = _int_constants(fn)
     missing = [c for c in _CONSTANTS[op] if c not in consts]
     if missing:
         return f"the template does not state {', '.join(missing)} as constants"
@@ -180,6 +185,15 @@ def read_template_gemm(source: str, kernel: str, op: str = "mm",
                         out_size=(m, n), out_strides=out_strides[1:],
                         bias_arg=params.index(extra[0]) if bias is not None else None,
                         bias_strides=tuple(bias[1:]) if bias is not None else (), **args)
+
+
+def template_op(consts: dict[str, int], extra: Sequence[str]) -> str:
+    """What a template computes, from its text: `bmm` where it states batch strides (Inductor's bmm
+    template; a baddbmm's bias would be an extra parameter, declined after), `addmm` where it takes one
+    parameter besides its operands and output (read as a bias, or declined), else `mm`."""
+    if "stride_aq" in consts or "stride_bq" in consts:
+        return "bmm"
+    return "addmm" if len(extra) == 1 else "mm"
 
 
 def _bias_epilogue(fn: ast.FunctionDef, bias_param: str, stored: str) -> Union[tuple[int, int, int], str]:

@@ -23,6 +23,8 @@ from tests.gemm_candidate import emu_namespace, load_source
 
 DATA = Path(__file__).parent / "testdata"
 SMALL_K = DATA / "captured_h200_templates" / "18_matmul_small_k" / "baseline_module.py"
+#: the output module Inductor wrote on an H200 for benchmarks/problems/level3/04 (fp32, max-autotune, torch 2.11)
+ATTENTION = DATA / "captured_h200_templates" / "04_causal_self_attention" / "baseline_module.py"
 
 
 def _template_groups(path: Path):
@@ -186,3 +188,24 @@ def test_search_history_of_a_template_group_is_not_proposed_again():
     first = gen.propose(target, [], [], budget=2)
     history = [Attempt(candidate=c, passed=True, gate="timed", feedback="") for c in first]
     assert {c.params["method"] for c in gen.propose(target, [], history, budget=8)} == {"bf16x6", "split3"}
+
+
+def test_a_bmm_template_named_after_the_addmm_it_reads_from_is_read_as_the_bmm_it_computes():
+    """level3/04 on the H200: q·kᵀ is a bmm template Inductor names `..._addmm_bmm_...` (its source nodes
+    include the qkv projection's addmm), so the group's op is `addmm`; the suite's tf32 row declined it
+    ("takes (arg_A, arg_B, out_ptr0), not only A, B, a bias and its output"). Its text says bmm."""
+    (g,) = _template_groups(ATTENTION)
+    assert (g.op, g.anchor_target) == ("addmm", "triton_tem_fused__unsafe_view_addmm_bmm_clone_split_transpose_view_3")
+    assert GemmFp32Generator().applicable(_group_target(g, 1.0, "strict")) is None
+    assert emulated_body(g)[g.anchor_in_body] == (
+        "_EMU.bmm(torch.as_strided(buf1, (96, 1024, 64), (65536, 64, 1)), torch.as_strided(buf2, (96, 64, 1024), "
+        "(65536, 1024, 1)), out=torch.as_strided(buf3, (96, 1024, 1024), (1048576, 1024, 1)))")
+    proposed = GemmFp32Generator().propose(_group_target(g, 1.0, "strict"), [], [], budget=1)
+    assert proposed[0].description.startswith("bmm by auto")
+    assert f"{g.name}: bmm by auto" in proposed[0].source
+    # the text decides, whatever op the group was given; a bias parameter makes an addmm of an mm's text
+    src = g.kernel_sources[g.anchor_target]
+    for hint in ("mm", "addmm", "bmm"):
+        read = read_template_gemm(src, g.anchor_target, hint, [None, None, [96, 1024, 1024]])
+        assert not isinstance(read, str) and read.op == "bmm"
+    assert "baddbmm template" in read_template_gemm(src, g.anchor_target, "baddbmm")
