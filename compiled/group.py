@@ -117,8 +117,12 @@ def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
         k = graph.kernels.get(step.target)
         if k is not None and k.kind == "template":
             ops = {a.rpartition(".")[2] for a in k.aten_ops}
+            # the aten ops a template is named after include those of nodes fused into it (an attention's
+            # q·kᵀ bmm template lists the qkv projection's addmm): a template that states batch strides
+            # computes a batched GEMM (search.gemm_template reads which one from its text)
+            batched = "stride_aq" in k.source
             for op in ANCHOR_OPS:
-                if op in ops:
+                if op in ops and (op not in GEMM_OPS or (op in ("baddbmm", "bmm")) == batched):
                     return op, "template"
     return None
 

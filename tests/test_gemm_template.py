@@ -192,10 +192,10 @@ def test_search_history_of_a_template_group_is_not_proposed_again():
 
 def test_a_bmm_template_named_after_the_addmm_it_reads_from_is_read_as_the_bmm_it_computes():
     """level3/04 on the H200: q·kᵀ is a bmm template Inductor names `..._addmm_bmm_...` (its source nodes
-    include the qkv projection's addmm), so the group's op is `addmm`; the suite's tf32 row declined it
+    include the qkv projection's addmm); the group was taken for an addmm and the suite's tf32 row declined it
     ("takes (arg_A, arg_B, out_ptr0), not only A, B, a bias and its output"). Its text says bmm."""
     (g,) = _template_groups(ATTENTION)
-    assert (g.op, g.anchor_target) == ("addmm", "triton_tem_fused__unsafe_view_addmm_bmm_clone_split_transpose_view_3")
+    assert (g.op, g.anchor_target) == ("bmm", "triton_tem_fused__unsafe_view_addmm_bmm_clone_split_transpose_view_3")
     assert GemmFp32Generator().applicable(_group_target(g, 1.0, "strict")) is None
     assert emulated_body(g)[g.anchor_in_body] == (
         "_EMU.bmm(torch.as_strided(buf1, (96, 1024, 64), (65536, 64, 1)), torch.as_strided(buf2, (96, 64, 1024), "
