@@ -121,9 +121,10 @@ def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
             # q·kᵀ bmm template lists the qkv projection's addmm): a template that states batch strides
             # computes a batched GEMM (search.gemm_template reads which one from its text)
             batched = "stride_aq" in k.source
-            for op in ANCHOR_OPS:
-                if op in ops and (op not in GEMM_OPS or (op in ("baddbmm", "bmm")) == batched):
-                    return op, "template"
+            listed = [op for op in ANCHOR_OPS if op in ops]
+            fits = [op for op in listed if op not in GEMM_OPS or (op in ("baddbmm", "bmm")) == batched]
+            if listed:
+                return (fits or listed)[0], "template"
     return None
 
 

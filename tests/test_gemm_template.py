@@ -209,3 +209,10 @@ def test_a_bmm_template_named_after_the_addmm_it_reads_from_is_read_as_the_bmm_i
         read = read_template_gemm(src, g.anchor_target, hint, [None, None, [96, 1024, 1024]])
         assert not isinstance(read, str) and read.op == "bmm"
     assert "baddbmm template" in read_template_gemm(src, g.anchor_target, "baddbmm")
+
+
+def test_a_template_whose_text_does_not_say_batched_keeps_the_op_its_name_lists():
+    """Should a bmm template ever state no batch strides, it is still a group (its reading then says why not)."""
+    text = (DATA / "captured" / "attention_small" / "baseline_module.py").read_text().replace("stride_aq", "stride_xq")
+    ops = sorted(g.op for g in library_groups(text) if g.anchor_kind == "template")
+    assert ops == ["addmm", "addmm", "bmm", "bmm"]
