@@ -203,7 +203,7 @@ def test_a_bmm_template_named_after_the_addmm_it_reads_from_is_read_as_the_bmm_i
     proposed = GemmFp32Generator().propose(_group_target(g, 1.0, "strict"), [], [], budget=1)
     assert proposed[0].description.startswith("bmm by auto")
     assert f"{g.name}: bmm by auto" in proposed[0].source
-    # the text decides, whatever op the group was given; a bias parameter makes an addmm of an mm's text
+    # the text decides, whatever op the group was given (a baddbmm is not read: its bias is not a plain bmm)
     src = g.kernel_sources[g.anchor_target]
     for hint in ("mm", "addmm", "bmm"):
         read = read_template_gemm(src, g.anchor_target, hint, [None, None, [96, 1024, 1024]])
