@@ -104,11 +104,8 @@ class _Emu:
         into = _direct_out(out, (nb, m, n), a3, b3, bias3)
         if method == "tf32":
             with tf32_matmul_scope(True):
-                if bias3 is not None:
-                    r = torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha, out=into) if into is not None \
-                        else torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha)
-                else:
-                    r = torch.bmm(a3, b3, out=into) if into is not None else torch.bmm(a3, b3)
+                r = torch.baddbmm(bias3, a3, b3, beta=beta, alpha=alpha, out=into) if bias3 is not None \
+                    else torch.bmm(a3, b3, out=into)  # out=None: a new tensor
         elif method == "split3":
             r = _split3_core(a3, b3, bias3, beta, alpha, "rn", "auto", out=into)
         else:
@@ -164,9 +161,11 @@ def _template_gemm(group: LibraryGroup) -> Union[TemplateGemm, str]:
     return read
 
 
-def emulated_body(group: LibraryGroup) -> list[str]:
-    """The group's statements with its GEMM launched on `_EMU` instead: the library call's own
-    arguments, or the views of the template's arguments that the template indexes."""
+def _emulated(group: LibraryGroup) -> tuple[str, list[str]]:
+    """(the GEMM the group computes, the group's statements with that GEMM launched on `_EMU` instead):
+    the library call's op and own arguments, or what the template's text says it computes (its name lists
+    the ops of nodes fused into it: search.gemm_template.template_op) on the views of its arguments that
+    it indexes. One reading of the template serves both."""
     stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
     call = stmt.value
     assert isinstance(call, ast.Call)
@@ -176,33 +175,30 @@ def emulated_body(group: LibraryGroup) -> list[str]:
         if isinstance(read, str):
             raise ValueError(read)
         body[group.anchor_in_body] = read.call(call)
-        return body
+        return read.op, body
     call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr=group.op, ctx=ast.Load())
     body[group.anchor_in_body] = ast.unparse(stmt)
-    return body
+    return group.op, body
 
 
-def gemm_op(group: LibraryGroup) -> str:
-    """The GEMM the group computes: its library call's op, or what its template's text says it computes
-    (a template's name lists the ops of nodes fused into it: search.gemm_template.template_op)."""
-    if group.anchor_kind == "template":
-        read = _template_gemm(group)
-        if not isinstance(read, str):
-            return read.op
-    return group.op
+def emulated_body(group: LibraryGroup) -> list[str]:
+    """The group's statements with its GEMM launched on `_EMU` instead (`_emulated`)."""
+    return _emulated(group)[1]
 
 
-def candidate_source(group: LibraryGroup, method: str) -> str:
-    header = (f"KernelOPT {NAME} candidate for {group.name}: {gemm_op(group)} by {method} "
+def candidate_source(group: LibraryGroup, method: str,
+                     emulated: Optional[tuple[str, list[str]]] = None) -> str:
+    """The candidate module for `method`; `emulated`: `_emulated(group)` where the caller has it already."""
+    op, body = emulated or _emulated(group)
+    header = (f"KernelOPT {NAME} candidate for {group.name}: {op} by {method} "
               f"({CONSTRUCTIONS[method]}), then the group's epilogue "
               f"({', '.join(group.epilogue) or 'none'}) unchanged.")
-    declared = "tf32" if method == "tf32" else method
-    preamble = (_gemm_library_source() + _EMU_CLASS +
-                f"\n\nKERNELOPT_PRECISION = {declared!r}\n_EMU = _Emu({method!r})\n"
+    preamble = (_gemm_library_source() + _EMU_CLASS +  # each method declares itself (verify.precision)
+                f"\n\nKERNELOPT_PRECISION = {method!r}\n_EMU = _Emu({method!r})\n"
                 "\n\ndef kernelopt_resolved_method():\n"
                 "    \"\"\"The construction the last call ran (`auto` decides per shape).\"\"\"\n"
                 "    return _EMU.last_method\n")
-    return group_module_source(group, emulated_body(group), header=header, preamble=preamble,
+    return group_module_source(group, body, header=header, preamble=preamble,
                                extra_globals='{"_EMU": _EMU}')
 
 
@@ -254,12 +250,13 @@ class GemmFp32Generator:
         tried = {a.candidate.params.get("method") for a in history}
         tried |= {c.params.get("method") for c in getattr(history, "pending", [])}
         out = []
-        op = gemm_op(group)
+        emulated = _emulated(group)  # read once, for every method's module
+        op = emulated[0]
         for method in self.methods(target):
             if method in tried or len(out) >= budget:
                 continue
             out.append(Candidate(
-                target=target.name, source=candidate_source(group, method), generator=self.name,
+                target=target.name, source=candidate_source(group, method, emulated), generator=self.name,
                 description=f"{op} by {method}: {CONSTRUCTIONS[method]}; epilogue unchanged",
                 params={"method": method, "precision": method if method in REDUCED_CONSTRUCTIONS else "fp32-emulated",
                         "construction": CONSTRUCTIONS[method]}))
