@@ -191,6 +191,25 @@ def dtype_line(dtype: str) -> str:
             f"({g3.source})")
 
 
+def reduced_precision_where(report: dict) -> str:
+    """'no', or 'yes' with where: a fallback's (or an untouched part's) reduced precision is the compiler's own
+    code (e.g. cuDNN fp32 convolutions in TF32 by PyTorch's default), not something KernelOPT deployed."""
+    r = report["result"]
+    if not r["reduced_precision"]:
+        return "no"
+    baseline = report.get("baseline_reduced_precision") or []
+    deployed = report.get("deployed_reduced_precision")
+    if deployed is None or r["outcome"] != "optimized":  # the compiler's own code is what runs
+        return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
+    ours = [m for m in deployed if m not in baseline]
+    kept = [m for m in deployed if m in baseline]
+    parts = ([f"in the replacements: {'; '.join(ours)}"] if ours else []) + (
+        [f"in the compiler's own code left in place: {'; '.join(kept)}"] if kept else [])
+    if not parts:  # only Inductor's own reduced-precision source outside the replacements
+        return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
+    return "yes, " + " / ".join(parts)
+
+
 def render_markdown(report: dict) -> str:
     r = report["result"]
     lines = [
@@ -205,7 +224,7 @@ def render_markdown(report: dict) -> str:
     lines += [
         dtype_line(r.get("dtype") or "fp32"),
         f"- Precision policy: `{r['precision']}`; deployed code computes in reduced precision: "
-        f"{'yes' if r['reduced_precision'] else 'no'}",
+        + reduced_precision_where(report),
     ]
     lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
     for note in (library_math_line(report.get("capture") or {}), nondeterminism_note(report.get("capture") or {})):

@@ -118,3 +118,21 @@ def test_the_console_says_a_kept_baseline_was_not_timed():
     timed = JobResult("fallback", "near-optimal: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0, noise_pct=0.4)
     assert console_speed(timed) == "speedup vs compiler baseline: 1.000x (baseline 2.0000 ms, noise 0.40%)"
     assert console_speed(JobResult("failed", "no import")) == "speed: not measured"
+
+
+def test_the_report_says_where_a_results_reduced_precision_is():
+    # level3/08 under `strict` on the H200 (2026-12-03): a fallback said "deployed code computes in reduced
+    # precision: yes" — true (its cuDNN convolution runs TF32 by PyTorch's default) but read as KernelOPT's doing.
+    conv = "1 cuDNN convolution call(s) on fp32 data run in TF32 (`cudnn.allow_tf32` = True, PyTorch default): x"
+    kept = JobResult("fallback", "no-faster-candidate: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0).to_dict()
+    md = render_markdown(_report({**kept, "reduced_precision": True}, baseline_reduced_precision=[conv]))
+    assert f"computes in reduced precision: yes, in the compiler's own code: {conv}\n" in md
+    ok = JobResult("optimized", "speedup 1.5x", speedup=1.5, baseline_ms=2.0, optimized_ms=1.3).to_dict()
+    tf32 = "line 9: tl.dot without input_precision=\"ieee\": fp32 inputs compute in TF32 by default"
+    md = render_markdown(_report({**ok, "reduced_precision": True}, baseline_reduced_precision=[conv],
+                                 deployed_reduced_precision=[tf32, conv]))
+    assert (f"computes in reduced precision: yes, in the replacements: {tf32} / in the compiler's own code left "
+            f"in place: {conv}\n") in md
+    md = render_markdown(_report({**ok, "reduced_precision": True}, deployed_reduced_precision=[tf32]))
+    assert f"computes in reduced precision: yes, in the replacements: {tf32}\n" in md
+    assert "computes in reduced precision: no\n" in render_markdown(_report(ok))
