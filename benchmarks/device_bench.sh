@@ -8,6 +8,9 @@
 # what it finished), then packs runs/NAME into $OUT/NAME.tgz (reports, kernels,
 # events; no tensors) and copies bench.md and the log beside it: the device tool
 # returns at most 8 files.
+# Given `--expect BENCH_JSON` (an earlier run's times), the bench also gets `--stop-after SECONDS-20`: it
+# starts no problem it does not expect to finish in time, so no device time goes to a problem killed half-way
+# (bench.md lists what it left for --resume); without it, a problem is expected to take its whole time limit.
 # Leave the device call 60 s more than SECONDS (set-up before, the kill and the
 # packing after). Should it overrun anyway, what is under $OUT still comes back:
 # the archive is re-packed after every finished problem (bench.json rewritten),
@@ -41,8 +44,10 @@ export KERNELOPT_BENCH_RUN="$name.$$"
 # Into the log file, not through a pipe: the stopped bench's orphans keep their stdout open, and a
 # pipeline (`| tee`) waits for every writer, so the kill below would come only when the job in flight
 # had finished on its own (a device call overran its limit that way). The log is printed afterwards.
+deadline=()
+for arg in "$@"; do [ "$arg" = --expect ] && deadline=(--stop-after "$((seconds > 40 ? seconds - 20 : seconds))"); done
 timeout -k 10 "$seconds" scripts/kernelopt bench "${KERNELOPT_BENCH_PROBLEMS:-benchmarks/problems}" \
-  --out "runs/$name" "$@" > "$OUT/$name.log" 2>&1
+  --out "runs/$name" "${deadline[@]}" "$@" > "$OUT/$name.log" 2>&1
 for pid in $(grep -l -a -s "KERNELOPT_BENCH_RUN=$KERNELOPT_BENCH_RUN" /proc/[0-9]*/environ | cut -d/ -f3); do
   [ "$pid" != "$$" ] && kill -9 "$pid" 2>/dev/null
 done

@@ -134,7 +134,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return 2
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
-        precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume))
+        precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume,
+        stop_after_s=args.stop_after, expect_from=args.expect))
     print(summary["text"])
     return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
 
@@ -193,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--only", default=None, help="comma-separated substrings: only problems whose path contains one")
     b.add_argument("--resume", action="store_true",
                    help="keep the finished problems of an earlier run into --out and run only the rest")
+    b.add_argument("--stop-after", type=float, default=None, metavar="SECONDS",
+                   help="start no problem not expected to finish within SECONDS of the start (they are listed "
+                   "for --resume)")
+    b.add_argument("--expect", default=None, metavar="BENCH_JSON",
+                   help="an earlier run's bench.json: its per-problem times are what --stop-after expects "
+                   "(default: the time limit)")
     b.set_defaults(func=cmd_bench)
 
     g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")

@@ -12,12 +12,16 @@ ones count as 1.0; failed ones, and every problem on a machine without a GPU,
 are counted apart as not measured), outcome
 counts and causes, wall time and GPU-minutes per problem, library share,
 regressions and wrong answers, and a plot of the speedup distribution.
+
+A bench given `--stop-after` starts no problem it does not expect to finish
+before then (`expected_seconds`: a problem's wall time in an earlier run,
+`--expect`, else its time limit) and lists those it left for `--resume`: on a
+lent GPU with a fixed time, a problem killed half-way is GPU time spent on nothing.
 """
 from __future__ import annotations
 
 import json
 import math
-import queue
 import statistics
 import threading
 import time
@@ -45,6 +49,8 @@ class BenchOptions:
     gpus: Optional[int] = None
     only: Optional[str] = None
     resume: bool = False  # keep the rows of an earlier (stopped) run in out_dir; run only the others
+    stop_after_s: Optional[float] = None  # start no problem not expected to finish within this (from the start)
+    expect_from: Optional[str] = None  # an earlier run's bench.json: per-problem times for `expected_seconds`
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,31 @@ class BenchJob:
 
 
 CHECK_TIME_LIMIT_S = 600.0
+# What an optimized result's independent check is expected to take where an earlier row did not record it
+# (5 seeds in a child: 20-45 s on the H200 over the suite), and the margin over an earlier run's time
+# (compile and autotuning vary run to run).
+CHECK_EXPECTED_S = 45.0
+EXPECT_MARGIN = 1.15
+
+
+def expected_seconds(problem: str, earlier: dict[str, dict], time_limit_s: float) -> float:
+    """How long `problem` (its path under the problems directory) is expected to take, check included: its
+    wall time in an earlier run with a margin, never above the time limit plus a check; without one, the
+    time limit (a job is killed at it) plus a check."""
+    row = earlier.get(problem)
+    if row is None or not row.get("wall_s"):
+        return time_limit_s + CHECK_EXPECTED_S
+    check_s = row.get("check_s") or (CHECK_EXPECTED_S if row.get("check") else 0.0)
+    return min(float(row["wall_s"]) * EXPECT_MARGIN + check_s, time_limit_s + CHECK_EXPECTED_S)
+
+
+def _expected_rows(path: Optional[str]) -> dict[str, dict]:
+    if path is None:
+        return {}
+    try:
+        return {r["problem"]: r for r in json.loads(Path(path).read_text()).get("rows") or []}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"--expect {path}: not a bench.json this bench can read ({exc})") from None
 
 
 def _bench_job(job: BenchJob) -> dict:
@@ -158,23 +189,42 @@ def run_bench(opts: BenchOptions) -> dict:
     run = RunSettings.of(opts)
     out = Path(opts.out_dir).resolve()
     rows, earlier_wall_s = _earlier_rows(out, run) if opts.resume else ([], 0.0)
+    if opts.stop_after_s is not None and opts.stop_after_s <= 0:
+        raise InputError("--stop-after must be positive")
+    earlier = _expected_rows(opts.expect_from)
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out.mkdir(parents=True, exist_ok=True)
     done = {r["problem"] for r in rows}
-    todo: "queue.Queue[Path]" = queue.Queue()
-    for p in problems:
-        if str(p.relative_to(root)) not in done:
-            todo.put(p)
+    pending = [p for p in problems if str(p.relative_to(root)) not in done]
     lock = threading.Lock()
     t_start = time.monotonic() - earlier_wall_s
+    deadline = None if opts.stop_after_s is None else time.monotonic() + opts.stop_after_s
+    started: list[Path] = []
     engine = engine_fingerprint()  # per row: the earlier rows of a resumed run may come from another engine
+
+    def next_problem() -> Optional[Path]:
+        """The first pending problem expected to finish before the deadline (under the lock)."""
+        if not pending:
+            return None
+        if deadline is None:
+            return pending.pop(0)
+        left = deadline - time.monotonic()
+        fits = [p for p in pending if expected_seconds(str(p.relative_to(root)), earlier, opts.time_limit_s) <= left]
+        if not fits and not started:  # nothing fits a whole run: start the shortest rather than nothing
+            fits = [min(pending, key=lambda p: expected_seconds(str(p.relative_to(root)), earlier,
+                                                                 opts.time_limit_s))]
+        if not fits:
+            return None
+        pending.remove(fits[0])
+        started.append(fits[0])
+        return fits[0]
 
     def worker(gpu: int) -> None:
         while True:
-            try:
-                p = todo.get_nowait()
-            except queue.Empty:
+            with lock:
+                p = next_problem()
+            if p is None:
                 return
             level = _level(p, root)
             workdir = out / level / p.stem
@@ -193,7 +243,9 @@ def run_bench(opts: BenchOptions) -> dict:
                        wall_s=round(time.monotonic() - t0, 1), engine=engine)
             if row["result"]["outcome"] == "optimized":
                 # Not counted in the job's wall time or limit: the check is the bench's, not the job's.
+                t_check = time.monotonic()
                 row["check"] = _check_in_child(workdir, p, run.precision, run.dtype, env)
+                row["check_s"] = round(time.monotonic() - t_check, 1)
             row.update(_details(workdir))
             with lock:
                 rows.append(row)
@@ -208,13 +260,15 @@ def run_bench(opts: BenchOptions) -> dict:
         t.start()
     for t in threads:
         t.join()
-    summary = _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info, run)
+    left = [str(p.relative_to(root)) for p in pending]  # what the deadline left for --resume
+    summary = _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info, run, left)
     _plot(summary["rows"], out / "speedups.png")
     return summary
 
 
-def _write_summary(out: Path, rows: list[dict], wall_s: float, n_gpus: int, info, run: "RunSettings") -> dict:
-    summary = summarize(sorted(rows, key=lambda r: r["problem"]), wall_s, n_gpus, info, run)
+def _write_summary(out: Path, rows: list[dict], wall_s: float, n_gpus: int, info, run: "RunSettings",
+                   not_started: Optional[list[str]] = None) -> dict:
+    summary = summarize(sorted(rows, key=lambda r: r["problem"]), wall_s, n_gpus, info, run, not_started)
     (out / "bench.json").write_text(json.dumps(summary, indent=1, default=str))
     (out / "bench.md").write_text(summary["text"])
     return summary
@@ -270,7 +324,8 @@ def _geomean_measured(rows: list[dict]) -> Optional[float]:
     return _geomean(values) if values else None
 
 
-def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional["RunSettings"] = None) -> dict:
+def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional["RunSettings"] = None,
+              not_started: Optional[list[str]] = None) -> dict:
     run = run or RunSettings()
     levels = sorted({r["level"] for r in rows})
     geo = {lv: _geomean_measured([r for r in rows if r["level"] == lv]) for lv in levels}
@@ -303,6 +358,8 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              "Largest noise (the spread each result states with its speed): "
              + (f"{noisy['result']['noise_pct']:.2f}% ({noisy['problem']})" if noisy else "none measured"),
              "", _engine_text(engines), "",
+             *([f"Not started ({len(not_started)}; the --stop-after deadline left too little time for them, "
+                f"--resume runs them): {', '.join(not_started)}", ""] if not_started else []),
              "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -319,6 +376,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
             "not_measured": len(not_measured_rows), "engines": dict(engines),
             "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
+            "not_started": list(not_started or []),
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
 
 

@@ -122,6 +122,49 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert events.read_text() == before
 
 
+
+def test_a_bench_with_a_deadline_starts_only_what_it_expects_to_finish(tmp_path):
+    # On a lent GPU a problem killed half-way is device time spent on nothing: --stop-after starts a problem
+    # only if its expected time (an earlier run's, --expect; else the time limit) fits what is left.
+    problems = tmp_path / "problems" / "level1"
+    problems.mkdir(parents=True)
+    model = (REPO / "benchmarks" / "problems" / "level1" / "01_gelu_tanh.py").read_text()
+    (problems / "01_quick.py").write_text(model)
+    (problems / "02_slow.py").write_text(model)
+    expect = tmp_path / "earlier.json"
+    expect.write_text(json.dumps({"rows": [{"problem": "level1/01_quick.py", "wall_s": 5.0},
+                                           {"problem": "level1/02_slow.py", "wall_s": 900.0,
+                                            "check": {"passed": True}}]}))
+    out = tmp_path / "out"
+    proc = kernelopt("bench", str(problems.parent), "--out", str(out), "--time-limit", "200",
+                     "--stop-after", "100", "--expect", str(expect))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    summary = json.loads((out / "bench.json").read_text())
+    assert [r["problem"] for r in summary["rows"]] == ["level1/01_quick.py"]
+    assert summary["not_started"] == ["level1/02_slow.py"]
+    assert ("Not started (1; the --stop-after deadline left too little time for them, --resume runs them): "
+            "level1/02_slow.py") in (out / "bench.md").read_text()
+    # resumed with a deadline nothing fits: the shortest pending problem starts rather than none
+    again = kernelopt("bench", str(problems.parent), "--out", str(out), "--time-limit", "200", "--resume",
+                      "--stop-after", "1", "--expect", str(expect))
+    assert again.returncode == 0, again.stdout + again.stderr
+    resumed = json.loads((out / "bench.json").read_text())
+    assert [r["problem"] for r in resumed["rows"]] == ["level1/01_quick.py", "level1/02_slow.py"]
+    assert resumed["not_started"] == [] and "Not started" not in (out / "bench.md").read_text()
+
+
+def test_expected_seconds_uses_an_earlier_run_within_the_time_limit():
+    from kernelopt.pipeline.bench import CHECK_EXPECTED_S, EXPECT_MARGIN, expected_seconds
+
+    earlier = {"a.py": {"wall_s": 100.0}, "b.py": {"wall_s": 100.0, "check": {"passed": True}, "check_s": 30.0},
+               "c.py": {"wall_s": 100.0, "check": {"passed": True}}, "d.py": {"wall_s": 1000.0}}
+    assert expected_seconds("a.py", earlier, 240) == pytest.approx(100 * EXPECT_MARGIN)
+    assert expected_seconds("b.py", earlier, 240) == pytest.approx(100 * EXPECT_MARGIN + 30)
+    assert expected_seconds("c.py", earlier, 240) == pytest.approx(100 * EXPECT_MARGIN + CHECK_EXPECTED_S)
+    assert expected_seconds("d.py", earlier, 240) == 240 + CHECK_EXPECTED_S  # a job is killed at its limit
+    assert expected_seconds("new.py", earlier, 240) == 240 + CHECK_EXPECTED_S
+
+
 # ---------------------------------------------------------------- user errors: one line, no traceback
 
 def kernelopt_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -155,6 +198,10 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, line: str, code: in
     (["bench", "problems/empty.py"],
      "kernelopt bench: problems/empty.py is a file; bench takes a directory of problems (optimize takes one "
      "problem file)"),
+    (["bench", "problems", "--stop-after", "0"], "kernelopt bench: --stop-after must be positive"),
+    (["bench", "problems", "--expect", "notes.txt"],
+     "kernelopt bench: --expect notes.txt: not a bench.json this bench can read (Expecting value: line 1 column 1 "
+     "(char 0))"),
     (["bench", "problems", "--only", "level9"], "kernelopt bench: --only 'level9' matches none of the 1 problems "
      "under problems"),
     (["check", "missing.py", "problems/empty.py"], "kernelopt check: optimized module missing.py does not exist"),
