@@ -94,3 +94,27 @@ def _remove_run(name: str) -> None:
     shutil.rmtree(REPO / "runs" / name, ignore_errors=True)
     for leftover in (REPO / "runs").glob(f".{name}*"):
         leftover.unlink()
+
+
+def test_given_an_earlier_runs_times_the_script_starts_only_what_fits_its_seconds(tmp_path):
+    name = f"devbench-{uuid.uuid4().hex[:8]}"
+    problems = tmp_path / "problems" / "level1"
+    problems.mkdir(parents=True)
+    model = (REPO / "benchmarks" / "problems" / "level1" / "01_gelu_tanh.py").read_text()
+    for stem in ("01_first", "02_second"):
+        (problems / f"{stem}.py").write_text(model)
+    expect = tmp_path / "earlier.json"  # each took 200 s: with 60 s, only the one a run must start fits
+    expect.write_text(json.dumps({"rows": [{"problem": f"level1/{s}.py", "wall_s": 200.0}
+                                           for s in ("01_first", "02_second")]}))
+    env = dict(os.environ, OUT=str(tmp_path / "out"), KERNELOPT_BENCH_PROBLEMS=str(problems.parent))
+    env.pop("TRITON_INTERPRET", None)
+    try:
+        proc = subprocess.run(["benchmarks/device_bench.sh", name, "60", "--expect", str(expect)], cwd=REPO,
+                              env=env, capture_output=True, text=True, timeout=240)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        with tarfile.open(tmp_path / "out" / f"{name}.tgz") as tar:
+            summary = json.load(tar.extractfile(f"{name}/bench.json"))
+        assert [r["problem"] for r in summary["rows"]] == ["level1/01_first.py"]
+        assert summary["not_started"] == ["level1/02_second.py"]
+    finally:
+        _remove_run(name)
