@@ -363,9 +363,10 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         _write_artifacts(ctx, cg, graph, replacements)
         # the library calls left in the deployed module: a replaced group's no longer run
         replaced_steps = [i for g in groups if g.name in replacements for i in g.steps]
-        markers = (deployed_reduced_precision(replacements, opts.dtype)
-                   + library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype, replaced_steps))
+        ours = deployed_reduced_precision(replacements, opts.dtype)
+        markers = ours + library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype, replaced_steps)
         ctx.report["deployed_reduced_precision"] = markers
+        ctx.report["replacement_reduced_precision"] = ours  # the part of it KernelOPT put there
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
         emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),
                       "resolved_method": resolved.get(cid),

@@ -201,8 +201,10 @@ def reduced_precision_where(report: dict) -> str:
     deployed = report.get("deployed_reduced_precision")
     if deployed is None or r["outcome"] != "optimized":  # the compiler's own code is what runs
         return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
-    ours = [m for m in deployed if m not in baseline]
-    kept = [m for m in deployed if m in baseline]
+    ours = report.get("replacement_reduced_precision")
+    if ours is None:  # a report written before it was recorded apart
+        ours = [m for m in deployed if m not in baseline]
+    kept = [m for m in deployed if m not in ours]
     parts = ([f"in the replacements: {'; '.join(ours)}"] if ours else []) + (
         [f"in the compiler's own code left in place: {'; '.join(kept)}"] if kept else [])
     if not parts:  # only Inductor's own reduced-precision source outside the replacements

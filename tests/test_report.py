@@ -135,4 +135,9 @@ def test_the_report_says_where_a_results_reduced_precision_is():
             f"in place: {conv}\n") in md
     md = render_markdown(_report({**ok, "reduced_precision": True}, deployed_reduced_precision=[tf32]))
     assert f"computes in reduced precision: yes, in the replacements: {tf32}\n" in md
+    # a replacement that removed one of two convolutions: the library marker left differs from the baseline's
+    one_conv = conv.replace("1 cuDNN", "1 of 2 cuDNN")
+    md = render_markdown(_report({**ok, "reduced_precision": True}, baseline_reduced_precision=[conv],
+                                 deployed_reduced_precision=[one_conv], replacement_reduced_precision=[]))
+    assert f"computes in reduced precision: yes, in the compiler's own code left in place: {one_conv}\n" in md
     assert "computes in reduced precision: no\n" in render_markdown(_report(ok))
