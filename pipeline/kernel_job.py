@@ -220,6 +220,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                          optimized_ms=times["baseline_ms"], **times)
     write_safely(ctx.workdir / "optimized_module.py", best.candidate.source)
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
+    markers = reduced_precision_markers(best.candidate.source, opts.dtype)  # the whole deployed file is ours
+    ctx.report["deployed_reduced_precision"] = ctx.report["replacement_reduced_precision"] = markers
     return JobResult(Outcome.OPTIMIZED, f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma}",
                      speedup=g4.metrics["speedup"], optimized_ms=timing.median_ms["candidate"],
-                     reduced_precision=bool(reduced_precision_markers(best.candidate.source, opts.dtype)), **times)
+                     reduced_precision=bool(markers), **times)

@@ -199,8 +199,10 @@ def reduced_precision_where(report: dict) -> str:
         return "no"
     baseline = report.get("baseline_reduced_precision") or []
     deployed = report.get("deployed_reduced_precision")
-    if deployed is None or r["outcome"] != "optimized":  # the compiler's own code is what runs
+    if r["outcome"] != "optimized":  # the compiler's own code is what runs
         return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
+    if deployed is None:  # a report written before the markers were recorded
+        return "yes"
     ours = report.get("replacement_reduced_precision")
     if ours is None:  # a report written before it was recorded apart
         ours = [m for m in deployed if m not in baseline]

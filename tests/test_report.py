@@ -141,3 +141,5 @@ def test_the_report_says_where_a_results_reduced_precision_is():
                                  deployed_reduced_precision=[one_conv], replacement_reduced_precision=[]))
     assert f"computes in reduced precision: yes, in the compiler's own code left in place: {one_conv}\n" in md
     assert "computes in reduced precision: no\n" in render_markdown(_report(ok))
+    # an optimized result of a report that recorded no markers says only yes, not whose
+    assert "computes in reduced precision: yes\n" in render_markdown(_report({**ok, "reduced_precision": True}))
