@@ -122,7 +122,6 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert events.read_text() == before
 
 
-
 def test_a_bench_with_a_deadline_starts_only_what_it_expects_to_finish(tmp_path):
     # On a lent GPU a problem killed half-way is device time spent on nothing: --stop-after starts a problem
     # only if its expected time (an earlier run's, --expect; else the time limit) fits what is left.
