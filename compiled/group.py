@@ -43,6 +43,9 @@ from kernelopt.compiled.module_parse import comment_block_above, dotted, find_ca
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)
 CONV_OPS = ("convolution",)
 ANCHOR_OPS = GEMM_OPS + CONV_OPS
+# The constants by which Inductor's bmm template states its operands' batch strides (its mm and addmm
+# templates have none): what says a template computes a batched GEMM, whatever ops it is named after.
+BATCH_STRIDES = ("stride_aq", "stride_bq")
 # Library entry points that are one of ANCHOR_OPS under another name. Inductor calls
 # `extern_kernels.bias_addmm(bias expanded to (M, N) with stride 0, mat1, mat2, ...)` for an
 # addmm whose bias is a broadcast row (cuBLASLt's bias epilogue): the same arithmetic as addmm.
@@ -120,7 +123,7 @@ def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
             # the aten ops a template is named after include those of nodes fused into it (an attention's
             # q·kᵀ bmm template lists the qkv projection's addmm): a template that states batch strides
             # computes a batched GEMM (search.gemm_template reads which one from its text)
-            batched = "stride_aq" in k.source
+            batched = any(c in k.source for c in BATCH_STRIDES)
             listed = [op for op in ANCHOR_OPS if op in ops]
             fits = [op for op in listed if op not in GEMM_OPS or (op in ("baddbmm", "bmm")) == batched]
             if listed:

@@ -197,6 +197,7 @@ def run_bench(opts: BenchOptions) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     done = {r["problem"] for r in rows}
     pending = [p for p in problems if str(p.relative_to(root)) not in done]
+    expected = {p: expected_seconds(str(p.relative_to(root)), earlier, opts.time_limit_s) for p in pending}
     lock = threading.Lock()
     t_start = time.monotonic() - earlier_wall_s
     deadline = None if opts.stop_after_s is None else time.monotonic() + opts.stop_after_s
@@ -210,10 +211,9 @@ def run_bench(opts: BenchOptions) -> dict:
         if deadline is None:
             return pending.pop(0)
         left = deadline - time.monotonic()
-        fits = [p for p in pending if expected_seconds(str(p.relative_to(root)), earlier, opts.time_limit_s) <= left]
+        fits = [p for p in pending if expected[p] <= left]
         if not fits and not started:  # nothing fits a whole run: start the shortest rather than nothing
-            fits = [min(pending, key=lambda p: expected_seconds(str(p.relative_to(root)), earlier,
-                                                                 opts.time_limit_s))]
+            fits = [min(pending, key=expected.__getitem__)]
         if not fits:
             return None
         pending.remove(fits[0])

@@ -198,9 +198,10 @@ def reduced_precision_where(report: dict) -> str:
     if not r["reduced_precision"]:
         return "no"
     baseline = report.get("baseline_reduced_precision") or []
+    compilers = "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
     deployed = report.get("deployed_reduced_precision")
     if r["outcome"] != "optimized":  # the compiler's own code is what runs
-        return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
+        return compilers
     if deployed is None:  # a report written before the markers were recorded
         return "yes"
     ours = report.get("replacement_reduced_precision")
@@ -209,9 +210,8 @@ def reduced_precision_where(report: dict) -> str:
     kept = [m for m in deployed if m not in ours]
     parts = ([f"in the replacements: {'; '.join(ours)}"] if ours else []) + (
         [f"in the compiler's own code left in place: {'; '.join(kept)}"] if kept else [])
-    if not parts:  # only Inductor's own reduced-precision source outside the replacements
-        return "yes, in the compiler's own code" + (": " + "; ".join(baseline) if baseline else "")
-    return "yes, " + " / ".join(parts)
+    # none of ours or left in place: only Inductor's own reduced-precision source outside the replacements
+    return "yes, " + " / ".join(parts) if parts else compilers
 
 
 def render_markdown(report: dict) -> str:

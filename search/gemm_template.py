@@ -49,6 +49,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
+from kernelopt.compiled.group import BATCH_STRIDES
+
 _TMP = re.compile(r"^tmp\d+$")
 _INDEX = ("idx_q", "idx_m", "idx_n")  # batch, row, column of the output (the store's index)
 #: what Inductor's template states as constants, per op
@@ -191,7 +193,7 @@ def template_op(consts: dict[str, int], extra: Sequence[str]) -> str:
     """What a template computes, from its text: `bmm` where it states batch strides (Inductor's bmm
     template; a baddbmm's bias would be an extra parameter, declined after), `addmm` where it takes one
     parameter besides its operands and output (read as a bias, or declined), else `mm`."""
-    if "stride_aq" in consts or "stride_bq" in consts:
+    if any(c in consts for c in BATCH_STRIDES):
         return "bmm"
     return "addmm" if len(extra) == 1 else "mm"
 
