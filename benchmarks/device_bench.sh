@@ -15,12 +15,23 @@
 # packing after). Should it overrun anyway, what is under $OUT still comes back:
 # the archive is re-packed after every finished problem (bench.json rewritten),
 # written in runs/ and moved, so a call cut off mid-pack returns the previous one.
+# Given `--resume`, runs/NAME/bench.json must be there: a device call whose carry missed it (the device tool
+# says `not_carried`, after the call) would otherwise start the run afresh and spend its time on rows already
+# measured (it did once: 140 s). To begin a run, leave --resume out.
 set -uo pipefail
 name=$1; seconds=$2; shift 2
 cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-runs/out}
-mkdir -p "$OUT" "runs/$name"
+mkdir -p "$OUT"
+for arg in "$@"; do
+  if [ "$arg" = --resume ] && [ ! -s "runs/$name/bench.json" ]; then
+    echo "device_bench: --resume, but runs/$name/bench.json is not here (was runs/$name carried?); nothing ran." \
+      "Leave --resume out to begin a run." | tee "$OUT/$name.log" >&2
+    exit 2
+  fi
+done
+mkdir -p "runs/$name"
 pack() {
   # no tensors, and no sandbox HOME or compile caches (isolation.sandbox.SANDBOX_DIRS): a finished job
   # removes them, but the job in flight when the bench stops has them (58 MiB once, past the device

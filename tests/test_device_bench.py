@@ -116,5 +116,26 @@ def test_given_an_earlier_runs_times_the_script_starts_only_what_fits_its_second
             summary = json.load(tar.extractfile(f"{name}/bench.json"))
         assert [r["problem"] for r in summary["rows"]] == ["level1/01_first.py"]
         assert summary["not_started"] == ["level1/02_second.py"]
+        # the next call resumes it: nothing fits 60 s either, and a run that has started nothing starts one
+        proc = subprocess.run(["benchmarks/device_bench.sh", name, "60", "--resume", "--expect", str(expect)],
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        with tarfile.open(tmp_path / "out" / f"{name}.tgz") as tar:
+            summary = json.load(tar.extractfile(f"{name}/bench.json"))
+        assert [r["problem"] for r in summary["rows"]] == ["level1/01_first.py", "level1/02_second.py"]
+        assert not summary.get("not_started")
     finally:
         _remove_run(name)
+
+
+def test_resuming_a_run_that_is_not_there_runs_nothing_and_says_why(tmp_path):
+    # a device call whose carry missed runs/NAME would otherwise measure the finished rows again
+    name = f"devbench-{uuid.uuid4().hex[:8]}"
+    out = tmp_path / "out"
+    env = dict(os.environ, OUT=str(out))
+    proc = subprocess.run(["benchmarks/device_bench.sh", name, "60", "--resume", "--only", "level1/01"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert f"runs/{name}/bench.json is not here" in proc.stderr
+    assert f"runs/{name}/bench.json is not here" in (out / f"{name}.log").read_text()  # what the call returns
+    assert not (REPO / "runs" / name).exists() and not (out / f"{name}.tgz").exists()
