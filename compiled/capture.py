@@ -201,17 +201,25 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
 
 
 def library_math_modes() -> dict:
-    """The process's math modes for fp32 library calls, as the baseline ran them.
+    """The process's math modes for library calls, as the baseline ran them.
 
     PyTorch's defaults differ: cuBLAS GEMMs in IEEE fp32 (`matmul.allow_tf32` False) but
     cuDNN convolutions in TF32 (`cudnn.allow_tf32` True), so a baseline's convolutions may
     already compute in TF32; the report states it.
+    A bf16/fp16 job's GEMMs obey another flag: whether cuBLAS may reduce in the data's precision
+    (`allow_bf16/fp16_reduced_precision_reduction`, True by default), recorded too.
     """
     import torch
 
-    modes = {"cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+    matmul = torch.backends.cuda.matmul
+    modes = {"cuda.matmul.allow_tf32": bool(matmul.allow_tf32),
              "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
              "float32_matmul_precision": torch.get_float32_matmul_precision()}
+    for low in ("bf16", "fp16"):
+        flag = getattr(matmul, f"allow_{low}_reduced_precision_reduction", None)
+        if flag is not None:  # newer torch may hold (allow, allow_splitk): the first says whether at all
+            modes[f"cuda.matmul.allow_{low}_reduced_precision_reduction"] = bool(
+                flag[0] if isinstance(flag, tuple) else flag)
     return modes
 
 

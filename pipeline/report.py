@@ -143,11 +143,24 @@ def ncu_lines(ncu: dict | None) -> list[str]:
     return lines
 
 
-def library_math_line(capture: dict) -> str | None:
-    """What the baseline's fp32 library calls computed in, from the modes recorded at capture."""
+def library_math_line(capture: dict, dtype: str = "fp32") -> str | None:
+    """What the baseline's library calls computed in, from the modes recorded at capture.
+
+    An fp32 job's: whether cuBLAS and cuDNN ran TF32. A bf16/fp16 job's: whether cuBLAS may reduce in
+    the data's precision (PyTorch's default; not below the job's data, so no reduced-precision marker).
+    """
     modes = capture.get("library_math") or {}
     if not modes or capture.get("device_name") == "cpu":  # a CPU job ran no cuBLAS/cuDNN call
         return None
+    if dtype in ("bf16", "fp16"):
+        flag = f"cuda.matmul.allow_{dtype}_reduced_precision_reduction"
+        if flag not in modes:  # a capture from before the field: nothing claimed
+            return None
+        allowed = modes[flag]
+        return (f"Baseline library math: cuBLAS {dtype} GEMMs with reduced-precision reductions "
+                f"{'allowed (e.g. split-K partial sums in ' + dtype + ')' if allowed else 'disallowed'} "
+                f"(`{flag}` = {allowed}{', PyTorch default' if allowed else ''}); eager, the reference of Gate 3, "
+                "ran under the same modes")
     gemm = "TF32" if modes.get("cuda.matmul.allow_tf32") else "IEEE fp32"
     conv = "TF32" if modes.get("cudnn.allow_tf32") else "IEEE fp32"
     return (f"Baseline library math: cuBLAS fp32 GEMMs in {gemm} (`cuda.matmul.allow_tf32` = "
@@ -231,7 +244,8 @@ def render_markdown(report: dict) -> str:
         + reduced_precision_where(report),
     ]
     lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
-    for note in (library_math_line(report.get("capture") or {}), nondeterminism_note(report.get("capture") or {})):
+    for note in (library_math_line(report.get("capture") or {}, r.get("dtype") or "fp32"),
+                 nondeterminism_note(report.get("capture") or {})):
         if note:
             lines.append(f"- {note}")
     lines += [

@@ -70,4 +70,6 @@ def test_a_nondeterministic_library_call_is_measured_and_verified_against(tmp_pa
     assert nondeterminism_note(det.__dict__) is None
     # the math modes the baseline's library calls ran under are recorded (PyTorch's defaults here)
     assert det.library_math == {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True,
-                                "float32_matmul_precision": "highest"}
+                                "float32_matmul_precision": "highest",
+                                "cuda.matmul.allow_bf16_reduced_precision_reduction": True,
+                                "cuda.matmul.allow_fp16_reduced_precision_reduction": True}

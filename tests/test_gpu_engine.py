@@ -43,7 +43,9 @@ def test_restitch_with_nothing_replaced_is_bit_exact_on_gpu(captures):
     for cg in captures.values():
         assert cg.torch_version and cg.device_name.startswith("NVIDIA")
         # issue 8: what the GPU's baseline convolutions computed in is read there, not assumed
-        assert set(cg.library_math) == {"cuda.matmul.allow_tf32", "cudnn.allow_tf32", "float32_matmul_precision"}
+        assert set(cg.library_math) == {"cuda.matmul.allow_tf32", "cudnn.allow_tf32", "float32_matmul_precision",
+                                        "cuda.matmul.allow_bf16_reduced_precision_reduction",
+                                        "cuda.matmul.allow_fp16_reduced_precision_reduction"}
 
 
 def test_every_tuned_kernel_has_its_config_pinned(captures):

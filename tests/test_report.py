@@ -86,6 +86,15 @@ def test_the_report_states_what_the_baselines_library_calls_computed_in():
     # torch records the same flags on a CPU build, where no cuDNN or cuBLAS call ran: nothing claimed
     assert library_math_line({**capture, "device_name": "cpu"}) is None
     assert library_math_line({**capture, "device_name": "NVIDIA H200"}) is not None
+    # a bf16 job's GEMMs obey another flag: the line states that one, not the fp32 modes
+    bf16 = {"library_math": {**capture["library_math"], "cuda.matmul.allow_bf16_reduced_precision_reduction": True}}
+    md = render_markdown(_report({**ok, "dtype": "bf16"}, capture=bf16))
+    assert ("cuBLAS bf16 GEMMs with reduced-precision reductions allowed (e.g. split-K partial sums in bf16) "
+            "(`cuda.matmul.allow_bf16_reduced_precision_reduction` = True, PyTorch default)") in md
+    assert "fp32 GEMMs" not in md
+    assert "disallowed" in library_math_line(
+        {"library_math": {"cuda.matmul.allow_fp16_reduced_precision_reduction": False}}, "fp16")
+    assert library_math_line(capture, "bf16") is None  # recorded before the flag was: nothing claimed
 
 
 def test_outcomes_and_cause_codes_are_one_list():
