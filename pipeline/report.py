@@ -9,6 +9,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kernelopt.verify.tolerance import Dtype
+
 
 def to_jsonable(obj: Any) -> Any:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -143,7 +145,7 @@ def ncu_lines(ncu: dict | None) -> list[str]:
     return lines
 
 
-def library_math_line(capture: dict, dtype: str = "fp32") -> str | None:
+def library_math_line(capture: dict, dtype: str = Dtype.FP32.value) -> str | None:
     """What the baseline's library calls computed in, from the modes recorded at capture.
 
     An fp32 job's: whether cuBLAS and cuDNN ran TF32. A bf16/fp16 job's: whether cuBLAS may reduce in
@@ -152,7 +154,7 @@ def library_math_line(capture: dict, dtype: str = "fp32") -> str | None:
     modes = capture.get("library_math") or {}
     if not modes or capture.get("device_name") == "cpu":  # a CPU job ran no cuBLAS/cuDNN call
         return None
-    if dtype in ("bf16", "fp16"):
+    if dtype in (Dtype.BF16.value, Dtype.FP16.value):
         flag = f"cuda.matmul.allow_{dtype}_reduced_precision_reduction"
         if flag not in modes:  # a capture from before the field: nothing claimed
             return None
@@ -244,7 +246,7 @@ def render_markdown(report: dict) -> str:
         + reduced_precision_where(report),
     ]
     lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
-    for note in (library_math_line(report.get("capture") or {}, r.get("dtype") or "fp32"),
+    for note in (library_math_line(report.get("capture") or {}, r.get("dtype") or Dtype.FP32.value),
                  nondeterminism_note(report.get("capture") or {})):
         if note:
             lines.append(f"- {note}")
