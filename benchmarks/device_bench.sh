@@ -24,13 +24,16 @@ cd "$(dirname "$0")/.."
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-runs/out}
 mkdir -p "$OUT"
+deadline=(); resume=""
 for arg in "$@"; do
-  if [ "$arg" = --resume ] && [ ! -s "runs/$name/bench.json" ]; then
-    echo "device_bench: --resume, but runs/$name/bench.json is not here (was runs/$name carried?); nothing ran." \
-      "Leave --resume out to begin a run." | tee "$OUT/$name.log" >&2
-    exit 2
-  fi
+  [ "$arg" = --expect ] && deadline=(--stop-after "$((seconds > 40 ? seconds - 20 : seconds))")
+  [ "$arg" = --resume ] && resume=1
 done
+if [ -n "$resume" ] && [ ! -s "runs/$name/bench.json" ]; then
+  echo "device_bench: --resume, but runs/$name/bench.json is not here (was runs/$name carried?); nothing ran." \
+    "Leave --resume out to begin a run." | tee "$OUT/$name.log" >&2
+  exit 2
+fi
 mkdir -p "runs/$name"
 pack() {
   # no tensors, and no sandbox HOME or compile caches (isolation.sandbox.SANDBOX_DIRS): a finished job
@@ -55,8 +58,6 @@ export KERNELOPT_BENCH_RUN="$name.$$"
 # Into the log file, not through a pipe: the stopped bench's orphans keep their stdout open, and a
 # pipeline (`| tee`) waits for every writer, so the kill below would come only when the job in flight
 # had finished on its own (a device call overran its limit that way). The log is printed afterwards.
-deadline=()
-for arg in "$@"; do [ "$arg" = --expect ] && deadline=(--stop-after "$((seconds > 40 ? seconds - 20 : seconds))"); done
 timeout -k 10 "$seconds" scripts/kernelopt bench "${KERNELOPT_BENCH_PROBLEMS:-benchmarks/problems}" \
   --out "runs/$name" "${deadline[@]}" "$@" > "$OUT/$name.log" 2>&1
 for pid in $(grep -l -a -s "KERNELOPT_BENCH_RUN=$KERNELOPT_BENCH_RUN" /proc/[0-9]*/environ | cut -d/ -f3); do

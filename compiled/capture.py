@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelopt.compiled import runtime
-from kernelopt.compiled.graph import MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction
+from kernelopt.compiled.graph import (MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction,
+                                      reduced_precision_reduction_mode)
 from kernelopt.load.problem import (
     ProblemError,
     UnsupportedGraph,
@@ -216,10 +217,10 @@ def library_math_modes() -> dict:
              "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
              "float32_matmul_precision": torch.get_float32_matmul_precision()}
     for low in ("bf16", "fp16"):
-        flag = getattr(matmul, f"allow_{low}_reduced_precision_reduction", None)
+        key = reduced_precision_reduction_mode(low)
+        flag = getattr(matmul, key.removeprefix("cuda.matmul."), None)
         if flag is not None:  # newer torch may hold (allow, allow_splitk): the first says whether at all
-            modes[f"cuda.matmul.allow_{low}_reduced_precision_reduction"] = bool(
-                flag[0] if isinstance(flag, tuple) else flag)
+            modes[key] = bool(flag[0] if isinstance(flag, tuple) else flag)
     return modes
 
 

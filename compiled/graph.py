@@ -12,6 +12,12 @@ TENSORS_FILE = "capture_tensors.pt"
 WEIGHTS_FILE = "weights.safetensors"  # the job's weights, when given
 
 
+def reduced_precision_reduction_mode(dtype: str) -> str:
+    """The CapturedGraph.library_math key of whether cuBLAS may reduce a `dtype` (bf16, fp16) GEMM in
+    that dtype (torch.backends.cuda.matmul.allow_<dtype>_reduced_precision_reduction)."""
+    return f"cuda.matmul.allow_{dtype}_reduced_precision_reduction"
+
+
 @dataclass
 class ArgSpec:
     """One entry of the flat argument list that Inductor's `call(args)` receives."""

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kernelopt.compiled.graph import reduced_precision_reduction_mode
 from kernelopt.verify.tolerance import Dtype
 
 
@@ -155,7 +156,7 @@ def library_math_line(capture: dict, dtype: str = Dtype.FP32.value) -> str | Non
     if not modes or capture.get("device_name") == "cpu":  # a CPU job ran no cuBLAS/cuDNN call
         return None
     if dtype in (Dtype.BF16.value, Dtype.FP16.value):
-        flag = f"cuda.matmul.allow_{dtype}_reduced_precision_reduction"
+        flag = reduced_precision_reduction_mode(dtype)
         if flag not in modes:  # a capture from before the field: nothing claimed
             return None
         allowed = modes[flag]
