@@ -198,8 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="start no problem not expected to finish within SECONDS of the start (they are listed "
                    "for --resume)")
     b.add_argument("--expect", default=None, metavar="BENCH_JSON",
-                   help="an earlier run's bench.json: its per-problem times are what --stop-after expects "
-                   "(default: the time limit)")
+                   help="an earlier run's bench.json: its per-problem times are what --stop-after expects, "
+                   "plus 60 s where that run had another --dtype or --precision (default: the time limit)")
     b.set_defaults(func=cmd_bench)
 
     g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")

@@ -15,8 +15,9 @@ regressions and wrong answers, and a plot of the speedup distribution.
 
 A bench given `--stop-after` starts no problem it does not expect to finish
 before then (`expected_seconds`: a problem's wall time in an earlier run,
-`--expect`, else its time limit) and lists those it left for `--resume`: on a
-lent GPU with a fixed time, a problem killed half-way is GPU time spent on nothing.
+`--expect`, more where that run had another dtype or policy; else its time
+limit) and lists those it left for `--resume`: on a lent GPU with a fixed time,
+a problem killed half-way is GPU time spent on nothing.
 """
 from __future__ import annotations
 
@@ -102,26 +103,59 @@ CHECK_TIME_LIMIT_S = 600.0
 # (compile and autotuning vary run to run).
 CHECK_EXPECTED_S = 45.0
 EXPECT_MARGIN = 1.15
+# What an earlier run in another dtype or policy (a strict run's times for a bf16 run) is expected to miss
+# per problem: the other run searches other kernels. A Triton kernel at the memory roofline in fp32, which
+# the strategy skips, runs below it in bf16 and is searched (20 launch configs: 30-50 s of one kernel on the
+# H200), and a problem optimized in one run only has a check in that one. In the bf16 run estimated from
+# strict's times (benchmarks/results/2026-12-03-h200-suite-bf16-part2) such problems took 30-96 s longer
+# than strict's (three kernels searched: level2/10), and each of its three device calls ended by killing
+# one of them half-way (each call's wall time less its rows': 68-104 s, start-up and packing included,
+# 15% of the three calls). One search's worth more:
+OTHER_SETTINGS_EXTRA_S = 60.0
 
 
-def expected_seconds(problem: str, earlier: dict[str, dict], time_limit_s: float) -> float:
+def expected_seconds(problem: str, earlier: dict[str, dict], time_limit_s: float, extra_s: float = 0.0) -> float:
     """How long `problem` (its path under the problems directory) is expected to take, check included: its
-    wall time in an earlier run with a margin, never above the time limit plus a check; without one, the
-    time limit (a job is killed at it) plus a check."""
+    wall time in an earlier run with a margin (and `extra_s`, where that run had other settings), never above
+    the time limit plus a check; without one, the time limit (a job is killed at it) plus a check."""
     row = earlier.get(problem)
     if row is None or not row.get("wall_s"):
         return time_limit_s + CHECK_EXPECTED_S
     check_s = row.get("check_s") or (CHECK_EXPECTED_S if row.get("check") else 0.0)
-    return min(float(row["wall_s"]) * EXPECT_MARGIN + check_s, time_limit_s + CHECK_EXPECTED_S)
+    return min(float(row["wall_s"]) * EXPECT_MARGIN + extra_s + check_s, time_limit_s + CHECK_EXPECTED_S)
 
 
-def _expected_rows(path: Optional[str]) -> dict[str, dict]:
+@dataclass(frozen=True)
+class ExpectedTimes:
+    """An earlier run's per-problem rows (`--expect`) and what to add to each of its times for this run."""
+
+    rows: dict[str, dict]
+    extra_s: float = 0.0
+    note: Optional[str] = None  # why extra_s, for the log
+
+    def seconds(self, problem: str, time_limit_s: float) -> float:
+        return expected_seconds(problem, self.rows, time_limit_s, self.extra_s)
+
+
+def expected_times(path: Optional[str], run: "RunSettings") -> ExpectedTimes:
+    """The times of the bench.json at `path` as this run's estimates (InputError where it cannot be read)."""
     if path is None:
-        return {}
+        return ExpectedTimes({})
     try:
-        return {r["problem"]: r for r in json.loads(Path(path).read_text()).get("rows") or []}
+        summary = json.loads(Path(path).read_text())
+        rows = {r["problem"]: r for r in summary.get("rows") or []}
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"--expect {path}: not a bench.json this bench can read ({exc})") from None
+    try:
+        before: Optional[RunSettings] = RunSettings.of_summary(summary)
+    except ValueError:  # a run mixing policies: not this run's settings either
+        before = None
+    if before == run:
+        return ExpectedTimes(rows)
+    label = before.label() if before is not None else "a run of mixed settings"
+    return ExpectedTimes(rows, OTHER_SETTINGS_EXTRA_S,
+                         f"--expect {path} is {label}, this run {run.label()}: each of its times "
+                         f"+{OTHER_SETTINGS_EXTRA_S:.0f} s (another dtype or policy searches other kernels)")
 
 
 def _bench_job(job: BenchJob) -> dict:
@@ -191,13 +225,15 @@ def run_bench(opts: BenchOptions) -> dict:
     rows, earlier_wall_s = _earlier_rows(out, run) if opts.resume else ([], 0.0)
     if opts.stop_after_s is not None and opts.stop_after_s <= 0:
         raise InputError("--stop-after must be positive")
-    earlier = _expected_rows(opts.expect_from)
+    earlier = expected_times(opts.expect_from, run)
     info = probe_device()
     n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
     out.mkdir(parents=True, exist_ok=True)
     done = {r["problem"] for r in rows}
     pending = [p for p in problems if str(p.relative_to(root)) not in done]
-    expected = {p: expected_seconds(str(p.relative_to(root)), earlier, opts.time_limit_s) for p in pending}
+    expected = {p: earlier.seconds(str(p.relative_to(root)), opts.time_limit_s) for p in pending}
+    if earlier.note and opts.stop_after_s is not None:
+        print(earlier.note, flush=True)
     lock = threading.Lock()
     t_start = time.monotonic() - earlier_wall_s
     deadline = None if opts.stop_after_s is None else time.monotonic() + opts.stop_after_s

@@ -164,6 +164,53 @@ def test_expected_seconds_uses_an_earlier_run_within_the_time_limit():
     assert expected_seconds("new.py", earlier, 240) == 240 + CHECK_EXPECTED_S
 
 
+def test_an_earlier_run_of_other_settings_gives_its_times_plus_a_search(tmp_path):
+    # a strict run's times for a bf16 run: bf16 searches kernels strict skipped at the memory roofline
+    from kernelopt.pipeline.bench import OTHER_SETTINGS_EXTRA_S, RunSettings, expected_times
+
+    rows = [{"problem": "a.py", "wall_s": 100.0}]
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"dtype": "fp32", "precision": "strict", "rows": rows}))
+    old = tmp_path / "old.json"  # written before bench.json stated its settings: fp32, its jobs' policy
+    old.write_text(json.dumps({"rows": [{**rows[0], "result": {"precision": "strict"}}]}))
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({"rows": [{**rows[0], "result": {"precision": "strict"}},
+                                          {"problem": "b.py", "wall_s": 1.0, "result": {"precision": "tf32"}}]}))
+    same = expected_times(str(strict), RunSettings("fp32", "strict"))
+    assert same.extra_s == 0 and same.note is None
+    assert expected_times(str(old), RunSettings("fp32", "strict")).extra_s == 0
+    assert same.seconds("a.py", 240) == pytest.approx(100 * 1.15)
+    for path, run in ((strict, RunSettings("bf16", "strict")), (strict, RunSettings("fp32", "tf32")),
+                      (mixed, RunSettings("fp32", "strict"))):
+        other = expected_times(str(path), run)
+        assert other.extra_s == OTHER_SETTINGS_EXTRA_S > 0, (path, run)
+        assert other.seconds("a.py", 240) == pytest.approx(100 * 1.15 + OTHER_SETTINGS_EXTRA_S)
+        assert other.seconds("new.py", 240) == 240 + 45  # no earlier time: the time limit, as before
+        assert f"this run {run.label()}" in (other.note or "")
+    assert expected_times(str(strict), RunSettings("bf16", "strict")).seconds("a.py", 100) == 100 + 45  # capped
+
+
+def test_a_deadline_estimated_from_a_run_of_another_dtype_leaves_room_for_its_searches(tmp_path):
+    problems = tmp_path / "problems" / "level1"
+    problems.mkdir(parents=True)
+    model = (REPO / "benchmarks" / "problems" / "level1" / "01_gelu_tanh.py").read_text()
+    (problems / "01_quick.py").write_text(model)
+    (problems / "02_short.py").write_text(model)
+    rows = [{"problem": "level1/01_quick.py", "wall_s": 1.0}, {"problem": "level1/02_short.py", "wall_s": 10.0}]
+    for dtype, started in (("bf16", ["level1/01_quick.py", "level1/02_short.py"]), ("fp32", ["level1/01_quick.py"])):
+        expect = tmp_path / f"earlier-{dtype}.json"
+        expect.write_text(json.dumps({"dtype": dtype, "precision": "strict", "rows": rows}))
+        out = tmp_path / f"out-{dtype}"
+        # a bf16 run: 02 is expected to take 11.5 s after a bf16 run, 71.5 s after an fp32 one; 70 s left
+        proc = kernelopt("bench", str(problems.parent), "--out", str(out), "--dtype", "bf16", "--time-limit", "200",
+                         "--stop-after", "70", "--expect", str(expect))
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        summary = json.loads((out / "bench.json").read_text())
+        assert [r["problem"] for r in summary["rows"]] == started, dtype
+        assert ("is dtype fp32, precision strict, this run dtype bf16, precision strict" in proc.stdout) == \
+            (dtype == "fp32"), proc.stdout
+
+
 # ---------------------------------------------------------------- user errors: one line, no traceback
 
 def kernelopt_in(cwd: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
