@@ -50,3 +50,28 @@ def test_variants_must_include_the_baseline(tmp_path):
     proc = subprocess.run([sys.executable, "benchmarks/gemm_epilogue_fusion.py", "--device", "cpu", "--variants",
                            "triton", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--variants must name baseline" in proc.stderr
+
+
+def test_timing_a_variant_runs_the_code_compiled_and_counted_for_it(tmp_path):
+    # Timing one variant after compiling the next must not compile it again (a second autotuning could pick
+    # another kernel than the one counted): no Dynamo reset between variants, each guarded on its backend.
+    import torch
+    from torch._dynamo.utils import counters
+
+    from benchmarks.gemm_epilogue_fusion import compile_variant
+    from kernelopt.load.problem import build_model, import_problem, make_inputs
+
+    problem = tmp_path / "linear_gelu.py"
+    problem.write_text(PROBLEM)
+    mod = import_problem(problem, module_name="gef_test_problem")
+    model = build_model(mod, "cpu", torch.float32)
+    inputs = make_inputs(mod, seed=0, device="cpu", dtype=torch.float32)
+    torch._dynamo.reset()
+    first, _, found = compile_variant(model, inputs, {})
+    second, _, _ = compile_variant(model, inputs, {"coordinate_descent_tuning": False})
+    assert found["library_calls"] >= 1
+    counters.clear()
+    with torch.no_grad():
+        for compiled in (first, second, first, second):
+            compiled(*inputs)
+    assert not counters["stats"].get("unique_graphs"), dict(counters["stats"])
