@@ -122,14 +122,20 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert events.read_text() == before
 
 
-def test_a_bench_with_a_deadline_starts_only_what_it_expects_to_finish(tmp_path):
-    # On a lent GPU a problem killed half-way is device time spent on nothing: --stop-after starts a problem
-    # only if its expected time (an earlier run's, --expect; else the time limit) fits what is left.
+def _model_problems(tmp_path: Path, *stems: str) -> Path:
+    """tmp_path/problems/level1/<stem>.py for each stem, each a model file (without a GPU: `no-gpu` in seconds)."""
     problems = tmp_path / "problems" / "level1"
     problems.mkdir(parents=True)
     model = (REPO / "benchmarks" / "problems" / "level1" / "01_gelu_tanh.py").read_text()
-    (problems / "01_quick.py").write_text(model)
-    (problems / "02_slow.py").write_text(model)
+    for stem in stems:
+        (problems / f"{stem}.py").write_text(model)
+    return problems
+
+
+def test_a_bench_with_a_deadline_starts_only_what_it_expects_to_finish(tmp_path):
+    # On a lent GPU a problem killed half-way is device time spent on nothing: --stop-after starts a problem
+    # only if its expected time (an earlier run's, --expect; else the time limit) fits what is left.
+    problems = _model_problems(tmp_path, "01_quick", "02_slow")
     expect = tmp_path / "earlier.json"
     expect.write_text(json.dumps({"rows": [{"problem": "level1/01_quick.py", "wall_s": 5.0},
                                            {"problem": "level1/02_slow.py", "wall_s": 900.0,
@@ -191,11 +197,7 @@ def test_an_earlier_run_of_other_settings_gives_its_times_plus_a_search(tmp_path
 
 
 def test_a_deadline_estimated_from_a_run_of_another_dtype_leaves_room_for_its_searches(tmp_path):
-    problems = tmp_path / "problems" / "level1"
-    problems.mkdir(parents=True)
-    model = (REPO / "benchmarks" / "problems" / "level1" / "01_gelu_tanh.py").read_text()
-    (problems / "01_quick.py").write_text(model)
-    (problems / "02_short.py").write_text(model)
+    problems = _model_problems(tmp_path, "01_quick", "02_short")
     rows = [{"problem": "level1/01_quick.py", "wall_s": 1.0}, {"problem": "level1/02_short.py", "wall_s": 10.0}]
     for dtype, started in (("bf16", ["level1/01_quick.py", "level1/02_short.py"]), ("fp32", ["level1/01_quick.py"])):
         expect = tmp_path / f"earlier-{dtype}.json"
