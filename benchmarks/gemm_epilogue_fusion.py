@@ -18,7 +18,7 @@ medians, L2 flushed), each as its speedup over `baseline` with the rounds' sprea
 with eager PyTorch in the same dtype (allclose at Gate 3's tolerance for the dtype: verify.tolerance), and
 each compiled module's launches are counted (library calls, Triton kernels).
 
-    python3 benchmarks/gemm_epilogue_fusion.py --out DIR                     # bf16, on one GPU
+    python3 benchmarks/gemm_epilogue_fusion.py --out DIR --budget-s 400      # bf16, on one GPU
     python3 benchmarks/gemm_epilogue_fusion.py --dtype fp32 --tf32 --out DIR  # fp32 data, TF32 GEMMs in all
     python3 benchmarks/gemm_epilogue_fusion.py --device cpu --dtype fp32 --problems P.py --out DIR  # smoke
 
@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--problems", nargs="*", default=None, help="problem files (default: the suite's GEMM problems)")
     p.add_argument("--variants", default=",".join(VARIANTS), help=f"comma-separated, of {', '.join(VARIANTS)}")
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--budget-s", type=float, default=None,
+                   help="start no problem after this many seconds (each takes 1-3 min on an H200: three "
+                   "max-autotune compiles); the ones left are listed as not run")
     args = p.parse_args(argv)
     args.variants = [v for v in args.variants.split(",") if v]
     unknown = sorted(set(args.variants) - set(VARIANTS))
@@ -176,7 +179,12 @@ def main(argv: list[str] | None = None) -> int:
               "device": torch.cuda.get_device_name() if args.device == "cuda" else platform.processor() or "cpu",
               "torch": torch.__version__, "dtype": args.dtype, "tf32": args.tf32, "timer": None, "rows": [],
               "errors": []}
-    for path in paths:
+    t0 = time.monotonic()
+    for i, path in enumerate(paths):
+        if args.budget_s is not None and time.monotonic() - t0 > args.budget_s:
+            result["errors"].append(f"not run (--budget-s {args.budget_s:.0f} spent): "
+                                    + ", ".join(q.stem for q in paths[i:]))
+            break
         print(f"{path.stem} ...", flush=True)
         try:
             row = bench_problem(path, args)
@@ -189,9 +197,14 @@ def main(argv: list[str] | None = None) -> int:
             for name, v in row["variants"].items():
                 print(f"  {name}: {v.get('ms')} ms, x{v.get('speedup_vs_baseline')}, {v.get('error') or ''}",
                       flush=True)
-        (out / "gemm_epilogue_fusion.json").write_text(json.dumps(result, indent=1))
-        (out / "gemm_epilogue_fusion.md").write_text(markdown(result))
+        _write(out, result)
+    _write(out, result)
     return 0 if result["rows"] else 1
+
+
+def _write(out: Path, result: dict) -> None:
+    (out / "gemm_epilogue_fusion.json").write_text(json.dumps(result, indent=1))
+    (out / "gemm_epilogue_fusion.md").write_text(markdown(result))
 
 
 if __name__ == "__main__":

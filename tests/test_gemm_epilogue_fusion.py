@@ -75,3 +75,15 @@ def test_timing_a_variant_runs_the_code_compiled_and_counted_for_it(tmp_path):
         for compiled in (first, second, first, second):
             compiled(*inputs)
     assert not counters["stats"].get("unique_graphs"), dict(counters["stats"])
+
+
+def test_problems_past_the_budget_are_listed_as_not_run(tmp_path):
+    problem = tmp_path / "linear_gelu.py"
+    problem.write_text(PROBLEM)
+    proc = subprocess.run([sys.executable, "benchmarks/gemm_epilogue_fusion.py", "--device", "cpu", "--dtype", "fp32",
+                           "--problems", str(problem), str(problem), "--budget-s", "0", "--out", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # nothing measured
+    result = json.loads((tmp_path / "gemm_epilogue_fusion.json").read_text())
+    assert result["rows"] == [] and result["errors"] == ["not run (--budget-s 0 spent): linear_gelu, linear_gelu"]
+    assert "Problems that did not run: not run (--budget-s 0 spent)" in (tmp_path / "gemm_epilogue_fusion.md").read_text()
