@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))  # the checkout's `kernelopt` namespace (kernelopt
 from kernelopt.compiled.capture import inductor_mode_options  # noqa: E402
 from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs, output_leaves  # noqa: E402
 from kernelopt.profiling.timing import bench_interleaved  # noqa: E402
+from kernelopt.verify.compare import compare_close, max_abs_error  # noqa: E402
 from kernelopt.verify.tolerance import gate3_tolerance  # noqa: E402
 
 #: the suite's problems whose GPU time is mostly a GEMM and the kernels after it (bench.json library shares)
@@ -63,8 +64,9 @@ _TRITON_LAUNCH = re.compile(r"\b(triton_\w+)\.run\(")
 def launches(code: str) -> dict:
     """Library calls and Triton kernel launches in a compiled module's `call` function."""
     body = code[code.find("def call("):] if "def call(" in code else code
-    return {"library_calls": len(_LIBRARY_CALL.findall(body)), "triton_launches": len(_TRITON_LAUNCH.findall(body)),
-            "templates": sorted({k for k in _TRITON_LAUNCH.findall(body) if "_mm" in k or "tem_" in k})}
+    kernels = _TRITON_LAUNCH.findall(body)
+    return {"library_calls": len(_LIBRARY_CALL.findall(body)), "triton_launches": len(kernels),
+            "templates": sorted({k for k in kernels if "_mm" in k or "tem_" in k})}
 
 
 def compile_variant(model, inputs: list, options: dict):
@@ -89,11 +91,12 @@ def compile_variant(model, inputs: list, options: dict):
 
 
 def compare(out, ref, dtype_name: str) -> dict:
+    """Each output against eager's with the gates' own comparisons (verify.compare), at Gate 3's tolerance."""
     tol = gate3_tolerance(dtype_name)
-    got, want = output_leaves(out), output_leaves(ref)
-    err = max(float((g.float() - w.float()).abs().max()) for g, w in zip(got, want))
-    close = all(torch.allclose(g.float(), w.float(), rtol=tol.rtol, atol=tol.atol) for g, w in zip(got, want))
-    return {"max_abs_err_vs_eager": err, "allclose": close, "tolerance": tol.text()}
+    pairs = list(zip(output_leaves(out), output_leaves(ref)))
+    differ = [compare_close(g, w, tol.rtol, tol.atol, f"output {i}") for i, (g, w) in enumerate(pairs)]
+    return {"max_abs_err_vs_eager": max(max_abs_error(g, w) for g, w in pairs),
+            "allclose": not any(differ), "tolerance": tol.text()}
 
 
 def bench_problem(path: Path, args) -> dict:
