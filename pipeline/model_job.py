@@ -81,8 +81,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof
         write_json(ctx.workdir / "profile.json", prof)
+        generators = _job_generators(ctx)
+        declines = group_declines(generators, opts.generators, opts.precision, opts.dtype)
         decisions = sorted(plan_targets(kernels, prof, opts.gamma, opts.generators)
-                           + plan_groups(groups, prof, opts.gamma, opts.generators),
+                           + plan_groups(groups, prof, opts.gamma, opts.generators, declines),
                            key=lambda d: -d.share)
         if device == "cuda":
             searched = [d.name for d in decisions if d.name in kernels and d.searched][:NCU_MAX_KERNELS]
@@ -107,7 +109,7 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
 
     with ctx.stage("search", "searching candidates for each target kernel"):
         ranked, summaries = _search(ctx, cg, graph, prof, [d for d in decisions if d.searched],
-                                    {g.name: g for g in groups})
+                                    {g.name: g for g in groups}, generators)
         ctx.report["search"] = summaries
     faster = {k: v for k, v in ranked.items() if v}
     if not faster:
@@ -167,6 +169,18 @@ def decline_reason(target: KernelTarget, generators: list, names: list[str]) -> 
     """Why no generator of the job applies to `target`: each one's own reason, then the registered
     generators outside the job that would (a convolution group under the default generators: conv_fp32)."""
     return "; ".join(filter(None, [applicable(g, target) for g in generators] + [outside_job_hint(target, names)]))
+
+
+def group_declines(generators: list, names: list[str], precision: str, dtype: str):
+    """The strategy's test of a library group or kernel chain (profiling.strategy.plan_groups): why no generator
+    of the job applies to it (`decline_reason`), or None when one does."""
+    def declines(group: LibraryGroup) -> Optional[str]:
+        target = _group_target(group, 0.0, precision)
+        target.dtype = dtype
+        if any(applicable(g, target) is None for g in generators):
+            return None
+        return decline_reason(target, generators, names)
+    return declines
 
 
 NCU_MAX_KERNELS = 8  # `--set full` replays a kernel ~38 times: the largest shares only
@@ -229,12 +243,19 @@ def _group_target(group: LibraryGroup, share: float, precision: str) -> KernelTa
                         profile={"share": share}, group=group.to_dict(), precision=precision)
 
 
-def _search(ctx: JobContext, cg, graph, prof, decisions,
-            groups: dict[str, LibraryGroup] | None = None) -> tuple[dict[str, list[Attempt]], list[dict]]:
-    opts = ctx.options
-    generators = [make_generator(n) for n in opts.generators]
+def _job_generators(ctx: JobContext) -> list:
+    """The job's generators, made once: the strategy asks them which library groups they apply to, the
+    search then runs them."""
+    generators = [make_generator(n) for n in ctx.options.generators]
     for g in generators:
-        ctx.attach(g)  # an agent generator: transcripts, memory, settings, AVOID list
+        ctx.attach(g)  # an agent generator: transcripts, memory, settings, AVOID list (its `applicable` reads them)
+    return generators
+
+
+def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, LibraryGroup] | None = None,
+            generators: list | None = None) -> tuple[dict[str, list[Attempt]], list[dict]]:
+    opts = ctx.options
+    generators = _job_generators(ctx) if generators is None else generators
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
     for d in decisions:

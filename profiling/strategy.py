@@ -18,7 +18,7 @@ still gave a verified 1.033x, which an 80% cut would have thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from kernelopt.profiling.baseline import BaselineProfile
 from kernelopt.profiling.roofline import model_ceiling
@@ -101,8 +101,14 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
     return sorted(decisions, key=lambda d: -d.share)
 
 
+#: the reason a group decision starts with when no generator of the job applies to the group (its Triton
+#: kernels are then searched as kernels, plan_targets; `fallback_cause` tells this apart from Amdahl's skips)
+NO_GENERATOR = "no generator of this job applies"
+
+
 def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
-                generators: Sequence[str] | None = None) -> list[TargetDecision]:
+                generators: Sequence[str] | None = None,
+                declines: Optional[Callable[[Any], Optional[str]]] = None) -> list[TargetDecision]:
     """One decision per library group or kernel chain (compiled.group.LibraryGroup), largest share first.
 
     The profile names the vendor library's own CUDA kernels, not the calls that
@@ -113,6 +119,11 @@ def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
     model's, and Gate 4 decides. A kernel chain's share is its kernels' own; it is
     searched only where a generator of the job fuses chains (`generators`, the
     job's; the defaults where not given): no other generator applies to one.
+
+    `declines(group)`: why no generator of the job applies to the group (None when one
+    does): such a group is not a target (a convolution under the default generators,
+    a bf16 GEMM under fp32-only ones), and its time is not lost: its Triton kernels are
+    targets of the kernel generators (plan_targets), each by its own share.
     """
     threshold = min_share(gamma, profile.noise_pct)
     need = gamma * (1 + profile.noise_pct / 100)
@@ -125,10 +136,16 @@ def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
         chain = g.anchor_kind == "triton"
         unhandled = target_kind_reason(names, "chain") if chain else None
         what = "kernel chain" if chain else "library group"
+        declined = declines(g) if declines is not None and not g.reason and not unhandled else None
         if g.reason:
             d = TargetDecision(g.name, kind, share, False, f"{what} not re-stitchable: {g.reason}")
         elif unhandled:
             d = TargetDecision(g.name, kind, share, False, unhandled)
+        elif declined:
+            kernels = g.kernels[1:] if g.anchor_kind == "library" else g.kernels
+            d = TargetDecision(g.name, kind, share, False,
+                               f"{NO_GENERATOR} to this {what} ({declined}); its {len(kernels)} Triton kernel(s) "
+                               "are searched as kernels where their own share can clear gamma")
         elif share < threshold:
             d = TargetDecision(g.name, kind, share, False, f"too small to clear gamma={gamma}: at most {share:.1%} "
                                f"of GPU time, Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
@@ -157,11 +174,19 @@ def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], ga
         return (f"library-dominated: {profile.library_share:.1%} of GPU time in vendor libraries, "
                 f"Triton kernels {profile.triton_share:.1%}")
     if not any(d.searched for d in decisions):
+        amdahl = [d for d in decisions if d.reason.startswith(("too small", "near-optimal"))]
+        if not amdahl:  # nothing was skipped for its share: no generator of the job works on any target
+            tried = "; ".join(f"{d.name}: {d.reason}" for d in sorted(decisions, key=lambda d: -d.share)[:3])
+            more = f" (and {len(decisions) - 3} more)" if len(decisions) > 3 else ""
+            return f"no-candidates: no generator of this job applies to any target; {tried}{more}"
+        declined = [d.name for d in decisions if d.reason.startswith(NO_GENERATOR)]
+        also = (f"; no generator of this job applies to {len(declined)} library group(s)/chain(s) "
+                f"({', '.join(declined[:3])}), whose Triton kernels were weighed as kernels") if declined else ""
         if any(d.tier == "near-optimal" for d in decisions):
             return ("near-optimal: no Triton kernel can lift the model by gamma: the large ones already run "
-                    "near the measured memory roofline, the others are too small a share (Amdahl)")
+                    "near the measured memory roofline, the others are too small a share (Amdahl)" + also)
         return ("too-small-share: every Triton kernel is too small a share of the model to clear the "
-                "performance gate (Amdahl)")
+                "performance gate (Amdahl)" + also)
     return None
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kernelopt.pipeline.job import JobFallback
 from kernelopt.compiled.group import library_groups
-from kernelopt.pipeline.model_job import (_group_target, decline_reason, kernel_wins, search_cause,
+from kernelopt.pipeline.model_job import (_group_target, decline_reason, group_declines, kernel_wins, search_cause,
                                           unverified_outcome, verify_reserve_s)
 from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
@@ -155,3 +155,64 @@ def test_a_convolution_group_declined_by_the_default_generators_names_the_opt_in
     (gemm,) = library_groups((H200 / "01_linear_bias_gelu" / "baseline_module.py").read_text())
     hint = outside_job_hint(_group_target(gemm, 1.0, "strict"), ["launch_config"])
     assert hint is not None and "gemm_fp32," in hint and "conv_fp32" not in hint
+
+
+def _conv_bn_relu_plan(names: list[str]):
+    """level2/03's H200 capture and the profile its strict run measured (2026-12-03, strict part 3)."""
+    from kernelopt.compiled.decompose import decompose
+    from kernelopt.compiled.group import all_groups
+    from kernelopt.profiling.baseline import BaselineProfile, KernelShare
+    from kernelopt.profiling.strategy import plan_groups, plan_targets
+
+    source = (H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()
+    graph = decompose(source)
+    measured = {"triton_poi_fused__native_batch_norm_legit_functional_convolution_relu_5": (0.254, 1.011),
+                "triton_red_fused__native_batch_norm_legit_functional_convolution_2": (0.132, 0.979),
+                "triton_poi_fused_convolution_0": (0.129, 0.994),
+                "triton_red_fused__native_batch_norm_legit_functional_convolution_3": (0.014, None),
+                "triton_poi_fused_convolution_1": (0.004, None),
+                "triton_per_fused__native_batch_norm_legit_functional_convolution_copy__4": (0.003, None),
+                "triton_poi_fused_add_copy__6": (0.002, None)}
+    assert set(measured) == set(graph.kernels)
+    prof = BaselineProfile(end_to_end_ms=0.5056, noise_pct=0.26, timing_method="do_bench", gpu_total_ms=0.4917,
+                           kernels=[KernelShare("sm90_xmma_fprop_implicit_gemm", "library", 0.459, 0.2258)]
+                           + [KernelShare(k, "triton", s, s * 0.4917, roofline_fraction=f)
+                              for k, (s, f) in measured.items()],
+                           library_share=0.463, triton_share=0.537)
+    generators = [make_generator(n) for n in names]
+    declines = group_declines(generators, names, "strict", "fp32")
+    kinds = {n: k.kind for n, k in graph.kernels.items()}
+    return prof, plan_targets(kinds, prof, 1.03, names) + plan_groups(all_groups(source, graph), prof, 1.03,
+                                                                     names, declines)
+
+
+def test_a_group_no_generator_applies_to_is_no_target_and_its_kernels_are_weighed_as_kernels():
+    """Issue 27: level2/03 ended `no-candidates` on the group alone, its Triton kernels (54% of GPU time)
+    unmentioned in the cause. Now the group is no target, each kernel is weighed by its own share, and
+    the cause is the kernels' (at the memory roofline), naming the group no generator applies to."""
+    from kernelopt.profiling.strategy import NO_GENERATOR, fallback_cause
+
+    prof, decisions = _conv_bn_relu_plan(default_generators())
+    by = {d.name: d for d in decisions}
+    (conv,) = [d for d in decisions if d.kind == "group:convolution"]
+    assert not conv.searched and conv.reason.startswith(NO_GENERATOR)
+    assert "conv_fp32 (opt-in)" in conv.reason and "4 Triton kernel(s) are searched as kernels" in conv.reason
+    relu = by["triton_poi_fused__native_batch_norm_legit_functional_convolution_relu_5"]
+    assert relu.tier == "near-optimal" and not relu.searched  # weighed: at 101% of the measured bandwidth
+    cause = fallback_cause(prof, decisions, 1.03)
+    assert cause_code(cause) == "near-optimal", cause
+    assert f"no generator of this job applies to 1 library group(s)/chain(s) ({conv.name}" in cause
+    # with conv_fp32 named, the group is a target again
+    _, opted = _conv_bn_relu_plan(default_generators() + ["conv_fp32"])
+    (conv,) = [d for d in opted if d.kind == "group:convolution"]
+    assert conv.searched
+
+
+def test_no_candidates_only_where_no_generator_applies_to_any_target():
+    from kernelopt.profiling.strategy import fallback_cause
+
+    prof, decisions = _conv_bn_relu_plan(["gemm_fp32"])  # no kernel generator: nothing is weighed by Amdahl
+    assert not any(d.searched for d in decisions)
+    cause = fallback_cause(prof, decisions, 1.03)
+    assert cause_code(cause) == Cause.NO_CANDIDATES, cause
+    assert "no generator of this job applies to any target" in cause and "gemm_fp32 handles" in cause
