@@ -9,7 +9,11 @@ epilogue generator could win, measured before it is built).
 - `no_persistent`: `triton.persistent_reductions=False`: looped reductions instead of whole-row ones;
 - `cudnn_ieee`: the baseline's compiled code with `torch.backends.cudnn.allow_tf32 = False` while it runs:
   what the same model costs with fp32-accurate (IEEE) cuDNN convolutions, against the TF32 the baseline
-  runs by PyTorch's default.
+  runs by PyTorch's default;
+- `cudnn_benchmark`: the baseline's compiled code with `torch.backends.cudnn.benchmark = True` while it runs:
+  cuDNN times its algorithms for each convolution once and keeps the fastest, instead of its heuristic's
+  pick (PyTorch's default); the math mode (TF32) is the baseline's;
+- `no_layout_opt_benchmark`: `no_layout_opt` run with cuDNN's benchmark mode.
 
 Each output is compared with eager PyTorch (Gate 3's tolerance) and its error against a float64 eager run is
 given (`err64`: max |out - out64| / max |out64|), so a variant's speed is read with its accuracy.
@@ -41,23 +45,25 @@ PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/0
             "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min", "level3/02_cnn_block",
             "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block",
             "level1/23_conv_transpose2d_grouped_dilated"]
-#: variant -> (Inductor options on top of the baseline's, cuDNN TF32 while it runs)
+#: variant -> (Inductor options on top of the baseline's, cuDNN TF32 while it runs, cuDNN benchmark mode)
 VARIANTS = {
-    "baseline": ({}, True),
-    "no_layout_opt": ({"layout_optimization": False}, True),
-    "no_persistent": ({"triton.persistent_reductions": False}, True),
-    "cudnn_ieee": (None, False),  # None: the baseline's compiled code
+    "baseline": ({}, True, False),
+    "no_layout_opt": ({"layout_optimization": False}, True, False),
+    "no_persistent": ({"triton.persistent_reductions": False}, True, False),
+    "cudnn_ieee": (None, False, False),  # None: the baseline's compiled code
+    "cudnn_benchmark": (None, True, True),
+    "no_layout_opt_benchmark": ("no_layout_opt", True, True),  # a name: that variant's compiled code
 }
 
 
 @contextlib.contextmanager
-def cudnn_tf32(on: bool):
-    before = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = on
+def cudnn_tf32(on: bool, benchmark: bool = False):
+    before = torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark
+    torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = on, benchmark
     try:
         yield
     finally:
-        torch.backends.cudnn.allow_tf32 = before
+        torch.backends.cudnn.allow_tf32, torch.backends.cudnn.benchmark = before
 
 
 def err64(out, ref64) -> float:
@@ -84,12 +90,12 @@ def bench_problem(path: Path, args) -> dict:
     torch._dynamo.reset()
     runs, compiled_by = {}, {}
     for name in args.variants:
-        options, tf32 = VARIANTS[name]
+        options, tf32, benchmark = VARIANTS[name]
         t0 = time.perf_counter()
         try:
-            if options is None:
-                compiled = compiled_by["baseline"]
-                with torch.no_grad(), cudnn_tf32(tf32):
+            if options is None or isinstance(options, str):
+                compiled = compiled_by[options or "baseline"]
+                with torch.no_grad(), cudnn_tf32(tf32, benchmark):
                     out = compiled(*inputs)
                 found = {}
             else:
@@ -101,10 +107,10 @@ def bench_problem(path: Path, args) -> dict:
             continue
         row["variants"][name] = {"compile_s": round(time.perf_counter() - t0, 1), **found,
                                  **compare(out, ref, "fp32"), "err64": err64(out, ref64),
-                                 "cudnn_tf32": tf32}
+                                 "cudnn_tf32": tf32, "cudnn_benchmark": benchmark}
 
-        def run(c=compiled, tf32=tf32):
-            with cudnn_tf32(tf32):
+        def run(c=compiled, tf32=tf32, benchmark=benchmark):
+            with cudnn_tf32(tf32, benchmark):
                 return c(*inputs)
         runs[name] = run
     row["eager_err64"] = err64(ref, ref64)
@@ -124,19 +130,19 @@ def bench_problem(path: Path, args) -> dict:
 def markdown(result: dict) -> str:
     lines = [f"# Inductor's choices around cuDNN convolutions ({result['device']})", "",
              f"{result['when']}; torch {result['torch']}; fp32 data; timer {result['timer']}.", "",
-             "| problem | variant | cuDNN TF32 | ms | spread | × baseline | Triton launches | allclose vs eager "
-             "| err vs float64 |", "|---|---|---|---|---|---|---|---|---|"]
+             "| problem | variant | cuDNN TF32 | cuDNN benchmark | ms | spread | × baseline | Triton launches | allclose vs eager "
+             "| err vs float64 |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in result["rows"]:
         for name, v in row["variants"].items():
             if "error" in v:
-                lines.append(f"| {row['problem']} | {name} | failed: {v['error'][:120]} " + "|" * 6)
+                lines.append(f"| {row['problem']} | {name} | failed: {v['error'][:120]} " + "|" * 7)
                 continue
             speed = f"{v['speedup_vs_baseline']:.3f}" if v.get("speedup_vs_baseline") else ""
             ms = f"{v['ms']:.4f}" if v.get("ms") is not None else ""
             spread = f"{v['spread_pct']:.2f}%" if v.get("spread_pct") is not None else ""
-            lines.append(f"| {row['problem']} | {name} | {v['cudnn_tf32']} | {ms} | {spread} | {speed} | "
+            lines.append(f"| {row['problem']} | {name} | {v['cudnn_tf32']} | {v.get('cudnn_benchmark', False)} | {ms} | {spread} | {speed} | "
                          f"{v.get('triton_launches', '(baseline code)')} | {v['allclose']} | {v['err64']:.3g} |")
-        lines.append(f"| {row['problem']} | eager (TF32 per PyTorch's default) | | | | | | | {row['eager_err64']:.3g} |")
+        lines.append(f"| {row['problem']} | eager (TF32 per PyTorch's default) | | | | | | | | {row['eager_err64']:.3g} |")
     if result.get("errors"):
         lines += ["", "Problems that did not run: " + "; ".join(result["errors"])]
     return "\n".join(lines) + "\n"
@@ -153,6 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     args.variants = [v for v in args.variants.split(",") if v]
     if "baseline" not in args.variants or set(args.variants) - set(VARIANTS):
         p.error(f"--variants must name baseline and only {', '.join(VARIANTS)}")
+    for v in args.variants:
+        base = VARIANTS[v][0]
+        if isinstance(base, str) and base not in args.variants[:args.variants.index(v)]:
+            p.error(f"--variants: {v} runs {base}'s compiled code: name {base} before it")
     paths = [Path(x) for x in args.problems] if args.problems else \
         [ROOT / "benchmarks" / "problems" / f"{name}.py" for name in PROBLEMS]
     out = Path(args.out)

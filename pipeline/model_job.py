@@ -17,7 +17,7 @@ from kernelopt.pipeline.job import JobCancelled, JobContext, JobFailed, JobFallb
 from kernelopt.pipeline.optimized_module import write_optimized_module
 from kernelopt.pipeline.options import JobResult
 from kernelopt.pipeline.outcome import Cause, Outcome
-from kernelopt.pipeline.report import nondeterminism_note, write_json, write_kernel_diff
+from kernelopt.pipeline.report import nondeterminism_note, replaced_op, write_json, write_kernel_diff
 from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
 from kernelopt.profiling.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
@@ -27,7 +27,8 @@ from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import applicable, make_generator, outside_job_hint
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
-from kernelopt.verify.precision import deployed_reduced_precision, library_math_markers, reduced_precision_markers
+from kernelopt.verify.precision import (LIBRARY_MODE, declared_precision, deployed_reduced_precision,
+                                       library_math_markers, library_mode_markers, reduced_precision_markers)
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
 from kernelopt.verify.waterfall import select_combination
 
@@ -382,14 +383,21 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         g3, g4, timing = v["gate3"], v["gate4"], v["timing"]
         replacements = {k: sources[cid] for k, cid in chosen.items()}
         _write_artifacts(ctx, cg, graph, replacements)
-        # the library calls left in the deployed module: a replaced group's no longer run
+        # the library calls left in the deployed module: a replaced group's no longer run, except through a
+        # replacement that calls the library itself in the caller's math mode (LIBRARY_MODE), stated as ours
         replaced_steps = [i for g in groups if g.name in replacements for i in g.steps]
-        ours = deployed_reduced_precision(replacements, opts.dtype)
-        markers = ours + library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype, replaced_steps)
+        in_library_mode = {g.name: g.op for g in groups if g.name in replacements
+                           and declared_precision(replacements[g.name]) == LIBRARY_MODE}
+        modes = _library_modes(ctx, cg)
+        ours = (deployed_reduced_precision(replacements, opts.dtype)
+                + library_mode_markers(in_library_mode, modes, opts.dtype))
+        markers = ours + library_math_markers(graph.steps, modes, opts.dtype, replaced_steps)
         ctx.report["deployed_reduced_precision"] = markers
         ctx.report["replacement_reduced_precision"] = ours  # the part of it KernelOPT put there
         # every result that uses an emulated (or reduced-precision) GEMM states its method and measured ρ
-        emulation = [{"target": k, "generator": params[cid][0], "method": params[cid][1].get("method"),
+        ops = {g.name: g.op for g in groups}
+        emulation = [{"target": k, "op": ops.get(k), "generator": params[cid][0],
+                      "method": params[cid][1].get("method"),
                       "resolved_method": resolved.get(cid),
                       "precision": params[cid][1].get("precision"),
                       "construction": params[cid][1].get("construction"), "rho": g3.metrics.get("rho"),
@@ -400,7 +408,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         return JobResult(
             Outcome.OPTIMIZED, f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
             f"{len(chosen)} kernel(s)/group(s) replaced; Gate 3 {_gate3_text(g3.metrics)}"
-            + "".join(f"; {e['target']}: GEMM by {e['method']} ({e['precision']}), rho "
+            + "".join(f"; {e['target']}: {replaced_op(e)} by {e['method']} ({e['precision']}), rho "
                       f"{'n/a' if e['rho'] is None else format(e['rho'], '.3g')}" for e in emulation),
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],
             optimized_ms=timing.median_ms["candidate"], noise_pct=g4.metrics.get("noise_pct"),

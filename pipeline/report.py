@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt.compiled.graph import reduced_precision_reduction_mode
+from kernelopt.compiled.group import CONV_OPS
+from kernelopt.compiled.module_parse import op_name
+from kernelopt.pipeline.outcome import Outcome
+from kernelopt.verify.precision import LIBRARY_MODE
 from kernelopt.verify.tolerance import Dtype
 
 
@@ -172,6 +176,41 @@ def library_math_line(capture: dict, dtype: str = Dtype.FP32.value) -> str | Non
             f"eager, the reference of Gate 3, ran under the same modes")
 
 
+def convolution_math_line(report: dict) -> str | None:
+    """What the model's convolutions computed in, in the baseline and in the deployed code (None for a model
+    without convolutions, or one that ran none on a GPU). Under `strict` it is what makes the result's
+    statement true: the baseline's cuDNN runs fp32 convolutions in TF32 by PyTorch's default, and a
+    convolution KernelOPT leaves to cuDNN runs in the same mode."""
+    capture = report.get("capture") or {}
+    modes = capture.get("library_math") or {}
+    calls = [t for t in (report.get("graph") or {}).get("library_calls") or [] if op_name(t) in CONV_OPS]
+    r = report["result"]
+    if not calls or not modes or capture.get("device_name") == "cpu" or (r.get("dtype") or "fp32") != "fp32":
+        return None
+    tf32 = bool(modes.get("cudnn.allow_tf32"))
+    mode = ("TF32 (`cudnn.allow_tf32` = True, PyTorch default)" if tf32
+            else "IEEE fp32 (`cudnn.allow_tf32` = False)")
+    base = f"Convolutions ({len(calls)} cuDNN call(s)): baseline in {mode}"
+    if r.get("outcome") != Outcome.OPTIMIZED.value:
+        return base + "; deployed: the baseline's own code"
+    ours = [e for e in report.get("emulation") or [] if e.get("op") in CONV_OPS]
+    left = len(calls) - len(ours)
+    parts = [f"`{e['target']}` by `{e.get('method')}` "
+             f"({'in ' + ('TF32' if tf32 else 'IEEE fp32') + ', the baseline mode' if e.get('precision') == LIBRARY_MODE else _construction_kind(e.get('precision'))})"
+             for e in ours]
+    if left > 0:
+        parts.append(f"{left} left to cuDNN as the compiler called it, in {'TF32' if tf32 else 'IEEE fp32'}")
+    return base + "; deployed: " + "; ".join(parts)
+
+
+def baseline_convolutions_tf32(report: dict) -> bool:
+    """Whether the baseline ran fp32 convolutions in TF32 (the speedup is then against a TF32 baseline)."""
+    modes = (report.get("capture") or {}).get("library_math") or {}
+    calls = [t for t in (report.get("graph") or {}).get("library_calls") or [] if op_name(t) in CONV_OPS]
+    return bool(calls and modes.get("cudnn.allow_tf32") and (report["result"].get("dtype") or "fp32") == "fp32"
+                and (report.get("capture") or {}).get("device_name") != "cpu")
+
+
 def nondeterminism_note(capture: dict) -> str | None:
     """The report's statement about a baseline that does not reproduce itself bit for bit, or None."""
     if capture.get("reproduction") != "within-nondeterminism":
@@ -183,18 +222,32 @@ def nondeterminism_note(capture: dict) -> str | None:
             f"tolerances (Gate 3 against eager and float64), never bit for bit, so verification stands.")
 
 
+def replaced_op(e: dict) -> str:
+    """What a replaced group computes, in a reader's word (reports before the op was recorded: GEMM)."""
+    return "convolution" if e.get("op") in CONV_OPS else "GEMM"
+
+
+def _construction_kind(precision) -> str:
+    if precision == "fp32-emulated":
+        return "fp32 emulated on tensor cores"
+    if precision == LIBRARY_MODE:
+        return "the library in the caller's math mode, the baseline's"
+    if precision == "fp32":
+        return "IEEE fp32"
+    return f"{precision} (reduced precision)"
+
+
 def emulation_line(e: dict) -> str:
-    """How one deployed GEMM computes: the construction, its arithmetic and Gate 3's measured ρ."""
+    """How one deployed GEMM or convolution computes: the construction, its arithmetic and Gate 3's measured ρ."""
     rho = e.get("rho")
     rho_text = "not measured" if rho is None else f"{rho:.3g}"
-    kind = ("fp32 emulated on tensor cores" if e.get("precision") == "fp32-emulated"
-            else f"{e.get('precision')} (reduced precision)")
+    kind = _construction_kind(e.get("precision"))
     method = e.get("method")
     if e.get("resolved_method") and e["resolved_method"] != method:
         method = f"{method}` (ran `{e['resolved_method']}`)"
     else:
         method = f"{method}`"
-    return (f"`{e['target']}`: GEMM by `{method}, {kind}: {e.get('construction')}; "
+    return (f"`{e['target']}`: {replaced_op(e)} by `{method}, {kind}: {e.get('construction')}; "
             f"Gate 3 ρ (error vs float64 over the baseline's) {rho_text}, policy `{e.get('policy')}`")
 
 
@@ -237,7 +290,9 @@ def render_markdown(report: dict) -> str:
         "",
         f"- Outcome: **{r['outcome']}** — {r['cause']}",
     ]
-    lines.append(speed_line(r))
+    lines.append(speed_line(r) + (" — against a baseline whose cuDNN convolutions ran in TF32 (PyTorch's default; "
+                                  "see Convolutions below)" if r.get("speedup") is not None
+                                  and baseline_convolutions_tf32(report) else ""))
     ctx = report.get("context_timings") or {}
     if ctx:
         lines.append("- For context: " + ", ".join(f"{k} {v:.4f} ms" for k, v in ctx.items()))
@@ -248,6 +303,7 @@ def render_markdown(report: dict) -> str:
     ]
     lines += [f"- {emulation_line(e)}" for e in report.get("emulation") or []]
     for note in (library_math_line(report.get("capture") or {}, r.get("dtype") or Dtype.FP32.value),
+                 convolution_math_line(report),
                  nondeterminism_note(report.get("capture") or {})):
         if note:
             lines.append(f"- {note}")

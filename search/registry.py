@@ -70,6 +70,11 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   # ten suite shapes (benchmarks/results/2026-12-02-h200-conv-fp32): the baseline's cuDNN runs
                   # TF32 by PyTorch's default (cudnn.allow_tf32, read at capture), 3xTF32 does three times that
                   default=False),
+    GeneratorSpec("cudnn_autotune", "kernelopt.search.cudnn_autotune:CudnnAutotuneGenerator", ("group",),
+                  "library groups extern_kernels.convolution + epilogue (Conv1d/2d/3d, transposed, grouped): the "
+                  "same cuDNN call with its algorithm timed per shape (benchmark mode, all algorithms) instead "
+                  "of the heuristic's pick, in the caller's math mode (the baseline's: TF32 by PyTorch's "
+                  "default, stated in the report); epilogue unchanged", ("strict", "tf32")),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",

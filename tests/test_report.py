@@ -152,3 +152,37 @@ def test_the_report_says_where_a_results_reduced_precision_is():
     assert "computes in reduced precision: no\n" in render_markdown(_report(ok))
     # an optimized result of a report that recorded no markers says only yes, not whose
     assert "computes in reduced precision: yes\n" in render_markdown(_report({**ok, "reduced_precision": True}))
+
+
+def test_every_convolution_jobs_report_states_the_convolutions_math_in_baseline_and_deployed_code():
+    """Issue 27, item 3: a strict result against a baseline whose cuDNN convolutions ran TF32 says so next to
+    the speedup, and the convolutions' math is stated for baseline and deployed code alike."""
+    capture = {"library_math": {"cuda.matmul.allow_tf32": False, "cudnn.allow_tf32": True},
+               "device_name": "NVIDIA H200"}
+    graph = {"library_calls": ["extern_kernels.convolution", "extern_kernels.convolution", "extern_kernels.mm"]}
+    ok = JobResult("optimized", "speedup 1.1x", speedup=1.1, baseline_ms=2.0, optimized_ms=1.8).to_dict()
+    autotuned = [{"target": "_kernelopt_group_2", "op": "convolution", "method": "cudnn-benchmark",
+                  "precision": "library", "construction": "the same cuDNN convolution, algorithm timed",
+                  "rho": 1.02, "policy": "strict"}]
+    md = render_markdown(_report(ok, capture=capture, graph=graph, emulation=autotuned))
+    assert ("**1.100x** (baseline 2.0000 ms, deployed 1.8000 ms) — against a baseline whose cuDNN convolutions "
+            "ran in TF32") in md
+    assert ("- Convolutions (2 cuDNN call(s)): baseline in TF32 (`cudnn.allow_tf32` = True, PyTorch default); "
+            "deployed: `_kernelopt_group_2` by `cudnn-benchmark` (in TF32, the baseline mode); 1 left to cuDNN as "
+            "the compiler called it, in TF32\n") in md
+    assert ("`_kernelopt_group_2`: convolution by `cudnn-benchmark`, the library in the caller's math mode, the "
+            "baseline's") in md
+    split = [{**autotuned[0], "method": "split3", "precision": "fp32-emulated"}]
+    assert "by `split3` (fp32 emulated on tensor cores)" in render_markdown(
+        _report(ok, capture=capture, graph=graph, emulation=split))
+    kept = JobResult("fallback", "near-optimal: x", speedup=1.0, baseline_ms=2.0, optimized_ms=2.0).to_dict()
+    md = render_markdown(_report(kept, capture=capture, graph=graph))
+    assert "baseline in TF32 (`cudnn.allow_tf32` = True, PyTorch default); deployed: the baseline's own code" in md
+    ieee = {**capture, "library_math": {"cudnn.allow_tf32": False}}
+    md = render_markdown(_report(ok, capture=ieee, graph=graph, emulation=autotuned))
+    assert "baseline in IEEE fp32" in md and "against a baseline whose" not in md
+    # no convolution, a CPU job, a bf16 job: no line
+    for report in (_report(ok, capture=capture, graph={"library_calls": ["extern_kernels.mm"]}),
+                   _report(ok, capture={**capture, "device_name": "cpu"}, graph=graph),
+                   _report({**ok, "dtype": "bf16"}, capture=capture, graph=graph)):
+        assert "Convolutions (" not in render_markdown(report) and "against a baseline whose" not in render_markdown(report)

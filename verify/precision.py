@@ -49,6 +49,12 @@ _TF32_PRECISIONS = {"tf32", "tf32x3", "bf16x3", "bf16x6"}
 #: such a candidate is admitted by the float64 ρ test only (never by allclose alone).
 FP32_EMULATIONS = {"auto", "presplit", "tf32x3", "3xtf32", "bf16x6", "split3"}
 _FULL_FP32 = {"ieee", "fp32"}
+#: A candidate whose only arithmetic beyond Inductor's kernels is the vendor library's, called as the
+#: baseline calls it (another cuDNN algorithm, say: search/cudnn_autotune.py) declares this: its library
+#: calls run under the caller's math modes, the ones recorded at capture for the baseline. It is then
+#: no lower in precision than the call it replaces, under either policy; what those modes compute in
+#: (cuDNN TF32 by PyTorch's default) is stated for baseline and replacement alike (library_math_markers).
+LIBRARY_MODE = "library"
 
 
 def declared_precision(source: str) -> str | None:
@@ -80,7 +86,7 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str,
         if declared in FP32_EMULATIONS:
             emulated[name] = declared
             continue
-        if declared is not None and declared not in _FULL_FP32:
+        if declared is not None and declared not in _FULL_FP32 | {LIBRARY_MODE}:
             return (f"{name} computes in reduced precision (declared {declared!r}): rejected under the "
                     "strict policy whatever its error"), emulated
         new = introduced_markers(source, baseline_source, dtype)
@@ -189,7 +195,8 @@ def _markers_ast(tree: ast.AST) -> list[Marker]:
             for t in node.targets:
                 name = _dotted(t)
                 vals = _values(node.value, consts) or set()
-                if name == "KERNELOPT_PRECISION" and vals and not {str(v) for v in vals} & (FP32_EMULATIONS | _FULL_FP32):
+                if name == "KERNELOPT_PRECISION" and vals and not {str(v) for v in vals} & (
+                        FP32_EMULATIONS | _FULL_FP32 | {LIBRARY_MODE}):
                     out.append(Marker("math_mode", line, f"declared precision {sorted(map(str, vals))[0]!r} "
                                       "(not fp32-accurate)"))
                 if name.endswith("allow_tf32") and True in vals:
@@ -323,4 +330,19 @@ def library_math_markers(steps: list, modes: dict, dtype: str = "fp32", replaced
             out.append(f"{len(calls)} {what} call(s) on fp32 data run in TF32 (`{flag}` = True"
                        f"{', PyTorch default' if flag == 'cudnn.allow_tf32' else ''}): "
                        + ", ".join(sorted({s.target for s in calls})))
+    return out
+
+
+def library_mode_markers(kept: dict[str, str], modes: dict, dtype: str = "fp32") -> list[str]:
+    """Markers of replacements that declare LIBRARY_MODE: each still calls the vendor library, under the
+    caller's math mode, so where that mode is TF32 (as recorded for the baseline) the replacement's call
+    computes in TF32 too, as the call it replaced did. `kept`: {replacement name: its library op}."""
+    if getattr(dtype, "value", dtype) != "fp32" or not modes:
+        return []
+    out = []
+    for name, op in sorted(kept.items()):
+        for flag, what, ops in _LIBRARY_MODES:
+            if op in ops and modes.get(flag):
+                out.append(f"{name}: its {what} on fp32 data runs in TF32 under the caller's math mode "
+                           f"(`{flag}` = True, as the baseline's{', PyTorch default' if flag == 'cudnn.allow_tf32' else ''})")
     return out
