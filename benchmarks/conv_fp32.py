@@ -1,11 +1,10 @@
 """fp32 convolutions on the GPU: cuDNN fp32 and TF32 against the constructions of
 `search/conv_emulated.py` (the conv_fp32 generator's), side by side in one run.
 
-Shapes: every `aten.convolution` the suite's convolution problems run
-(benchmarks/problems/level2/03, 04, 07, 10, 11, level3/02, 03, 08, level1/23), found
-by running each problem's Model(*get_init_inputs()) on get_inputs() on the meta
-device under a dispatch mode that records the calls (no memory, no compute);
-identical calls are measured once.
+Shapes: every `aten.convolution` the suite's convolution problems run (`PROBLEMS`: 2-D and 3-D,
+transposed, grouped and depthwise, from benchmarks/problems/level1/23, level2/03-18 and level3/02-11),
+found by running each problem's Model(*get_init_inputs()) on get_inputs() on the meta device under a
+dispatch mode that records the calls (no memory, no compute); identical calls are measured once.
 
 For each shape: every method's median time (`triton.testing.do_bench`, L2 flushed
 before each call), its speedup over cuDNN fp32 (TF32 off), and its max error
@@ -15,6 +14,16 @@ are measured on the first --err-images images of the batch (a convolution is
 computed per image, so the arithmetic is the same; the float64 reference of a
 whole batch would take longer than the run may). Times include everything a
 method does per call (split pass, channels_last conversion).
+
+With and without the epilogue: the same meta-device run records what each problem does with the
+convolution's output up to its next convolution (the table's last column: aten ops, views left out;
+an InstanceNorm shows as the native_batch_norm it runs). Where that starts with element-wise ops
+reading only the output and parameters or constants (level2/10, 11, 16, 18: bias, activations,
+scales, clamps), each method is timed again followed by those ops (the ↳ rows), replayed eagerly on
+random parameters: one kernel per op, as eager PyTorch runs them (Inductor fuses them into one
+kernel, so these rows overstate the epilogue's share), on the method's own output layout. Not
+timed (the column names it): an epilogue that begins with a norm, a pool, a softmax or a reduction
+(the other shapes), whatever follows the first such op, and the epilogues of a shape's other problems.
 
     python3 benchmarks/conv_fp32.py --out DIR                 # on one GPU, < 120 s
     python3 benchmarks/conv_fp32.py --cpu-smoke --out DIR     # tiny shapes on the CPU (TF32 emulated)
@@ -47,15 +56,24 @@ except ImportError:  # run from a folder holding conv_emulated.py
     import conv_emulated as ce  # type: ignore[no-redef]
 
 PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/07_conv_softmax_maxpool",
-            "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min", "level3/02_cnn_block",
-            "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block",
-            "level1/23_conv_transpose2d_grouped_dilated"]
+            "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min",
+            "level2/13_conv_instancenorm_gelu", "level2/14_conv3d_maxpool_silu",
+            "level2/15_convtranspose_batchnorm_relu", "level2/16_convtranspose3d_bias_hardswish_clamp_gelu",
+            "level2/17_conv_logsumexp", "level2/18_conv_grouped_subtract_mish_scale", "level3/02_cnn_block",
+            "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block", "level3/10_resnet_basic_block_stack",
+            "level3/11_depthwise_separable_block", "level1/23_conv_transpose2d_grouped_dilated"]
 #: --cpu-smoke: (name, input shape, weight shape, has bias, aten.convolution arguments)
 SMOKE = [
     ("smoke conv2d 3x3", (2, 32, 12, 12), (16, 32, 3, 3), True, dict(padding=1)),
     ("smoke convT grouped dilated", (2, 16, 8, 8), (16, 8, 3, 3), False,
      dict(stride=2, padding=1, dilation=2, transposed=True, output_padding=1, groups=4)),
+    ("smoke convT3d", (2, 16, 4, 6, 6), (16, 8, 3, 3, 3), True,
+     dict(stride=2, padding=1, transposed=True, output_padding=1)),
+    ("smoke conv2d depthwise", (2, 16, 10, 10), (16, 1, 3, 3), False, dict(padding=1, groups=16)),
 ]
+#: --cpu-smoke records this problem's epilogue (element-wise, reading no tensor but the convolution's output,
+#: so it fits any shape) and replays it after the first smoke shape's methods
+SMOKE_EPILOGUE = "level2/18_conv_grouped_subtract_mish_scale"
 
 #: method -> description (all timed, all ranked)
 INFO = {
@@ -72,19 +90,47 @@ INFO = {
 
 
 def record_convolutions(problem: Path) -> list[dict]:
-    """The aten.convolution calls of one problem's forward, from a meta-device run."""
+    """The aten.convolution calls of one problem's forward, from a meta-device run, each with what follows it:
+    `follows`, the aten ops (views left out) on its output and on what is computed from it, up to the next
+    convolution; `epilogue`, the leading run of those that are element-wise, replayable (`epilogue_fn`)."""
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
 
     calls: list[dict] = []
+    chain_of: dict[int, int] = {}  # id(tensor) -> the call whose output it is computed from
+    keep: list = []  # every tensor in chain_of, alive: an id is unique only while its tensor lives
 
     class Recorder(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            ins = [t for t in tree_flatten((args, kwargs or {}))[0] if isinstance(t, torch.Tensor)]
+            chains = {chain_of[id(t)] for t in ins if id(t) in chain_of}
             if func is torch.ops.aten.convolution.default:
                 x, w, b, stride, padding, dilation, transposed, output_padding, groups = args
+                for c in chains:  # a convolution ends the epilogue of the one it reads
+                    calls[c]["_open"] = False
                 calls.append(dict(x=list(x.shape), w=list(w.shape), bias=b is not None, stride=list(stride),
                                   padding=list(padding), dilation=list(dilation), transposed=bool(transposed),
-                                  output_padding=list(output_padding), groups=int(groups)))
-            return func(*args, **(kwargs or {}))
+                                  output_padding=list(output_padding), groups=int(groups), follows=[], epilogue=[],
+                                  _open=True, _replayable=True, _values={id(out): 0}))
+                chain_of[id(out)] = len(calls) - 1
+                keep.append(out)
+                return out
+            if not chains or not calls[max(chains)]["_open"]:
+                return out
+            c = calls[max(chains)]  # a residual add reads an earlier chain too: the latest one owns it
+            if func.overloadpacket.__name__ not in _VIEWS:
+                c["follows"].append(func.overloadpacket.__name__)
+            step = _replay_step(func, args, kwargs or {}, c["_values"], chain_of) if c["_replayable"] else None
+            c["_replayable"] = step is not None
+            if step is not None:
+                c["epilogue"].append(step)
+                c["_values"][id(out)] = len(c["epilogue"])
+            for t in tree_flatten(out)[0]:
+                if isinstance(t, torch.Tensor):
+                    chain_of[id(t)] = max(chains)
+                    keep.append(t)
+            return out
 
     ns = runpy.run_path(str(problem))
     with torch.device("meta"):
@@ -92,11 +138,77 @@ def record_convolutions(problem: Path) -> list[dict]:
         inputs = ns["get_inputs"]()
     with Recorder(), torch.no_grad():
         model(*inputs)
-    return calls
+    return [{k: v for k, v in c.items() if not k.startswith("_")} for c in calls]
+
+
+#: ops that only re-view a tensor: not listed in `follows` (they do end the replayable epilogue)
+_VIEWS = {"view", "_unsafe_view", "reshape", "expand", "permute", "squeeze", "unsqueeze", "t", "transpose", "alias",
+          "detach", "slice", "select", "as_strided"}
+
+
+#: element-wise activations aten leaves without its `pointwise` tag (torch 2.11-2.13)
+_UNTAGGED_POINTWISE = {"hardswish", "hardswish_", "gelu_", "mish_", "threshold_"}
+
+
+def _replay_step(func, args, kwargs, values: dict, chain_of: dict):
+    """One element-wise op as JSON: {"value": k} for the convolution's output (0) or the k-th op's result,
+    {"tensor": shape, "dtype": d} for a parameter or constant (replayed as random data), literals as they are.
+    None where the op is not element-wise or reads anything else computed from the convolution."""
+    if torch.Tag.pointwise not in func.tags and func.overloadpacket.__name__ not in _UNTAGGED_POINTWISE:
+        return None
+
+    def enc(a):
+        if isinstance(a, torch.Tensor):
+            if id(a) in values:
+                return {"value": values[id(a)]}
+            if id(a) in chain_of:
+                raise ValueError("reads an intermediate of the convolution the epilogue does not keep")
+            return {"tensor": list(a.shape), "dtype": str(a.dtype).removeprefix("torch.")}
+        if a is None or isinstance(a, (bool, int, float, str)):
+            return a
+        if isinstance(a, (list, tuple)) and all(isinstance(v, (bool, int, float)) for v in a):
+            return list(a)
+        raise ValueError(f"argument {a!r}")
+
+    try:
+        return {"op": str(func), "args": [enc(a) for a in args], "kwargs": {k: enc(v) for k, v in kwargs.items()}}
+    except ValueError:
+        return None
+
+
+def epilogue_fn(steps: list[dict], device: str, seed: int = 1):
+    """y -> the recorded element-wise epilogue applied to y as eager PyTorch runs it: one kernel per op, each
+    reading and writing whole tensors (Inductor fuses such a chain into one kernel: this is its upper bound)."""
+    g = torch.Generator(device=device).manual_seed(seed)
+
+    def operand(a):
+        if isinstance(a, dict) and "tensor" in a:
+            return torch.randn(a["tensor"], generator=g, device=device).to(getattr(torch, a["dtype"]))
+        return a
+
+    ops = []
+    for st in steps:
+        func = torch.ops.aten
+        for part in st["op"].split(".")[1:]:  # "aten.add.Tensor"
+            func = getattr(func, part)
+        ops.append((func, [operand(a) for a in st["args"]], {k: operand(v) for k, v in st["kwargs"].items()}))
+
+    def run(y):
+        vals = [y]
+
+        def pick(a):
+            return vals[a["value"]] if isinstance(a, dict) else a
+
+        for func, args, kwargs in ops:
+            vals.append(func(*map(pick, args), **{k: pick(v) for k, v in kwargs.items()}))
+        return vals[-1]
+
+    return run
 
 
 def suite_shapes(log) -> dict[str, dict]:
-    """name -> call; a call several problems (or one twice) make is measured once, listing them all."""
+    """name -> call; a call several problems (or one twice) make is measured once, listing them all (`problems`)
+    and what follows it in each (`after`)."""
     shapes: dict[str, dict] = {}
     by_key: dict[str, dict] = {}
     for name in PROBLEMS:
@@ -105,14 +217,33 @@ def suite_shapes(log) -> dict[str, dict]:
         except Exception as exc:  # a problem that does not run on meta: say so, keep the others
             log(f"{name}: shapes not recorded ({type(exc).__name__}: {exc})")
             continue
-        for i, c in enumerate(calls):
+        for i, rec in enumerate(calls):
+            c = {k: v for k, v in rec.items() if k not in ("follows", "epilogue")}
+            after = dict(problem=f"{name}#{i}", follows=rec["follows"], epilogue=rec["epilogue"])
             key = json.dumps(c, sort_keys=True)
             if key in by_key:
                 by_key[key]["problems"].append(f"{name}#{i}")
+                by_key[key]["after"].append(after)
                 continue
-            by_key[key] = dict(c, problems=[f"{name}#{i}"])
-            shapes[f"{name.split('/')[0][-1]}/{name.split('/')[1][:2]}#{i} " + describe(c)] = by_key[key]
+            by_key[key] = dict(c, problems=[f"{name}#{i}"], after=[after])
+            shapes[f"{short(name)}#{i} " + describe(c)] = by_key[key]
     return shapes
+
+
+def short(problem: str) -> str:
+    """level2/10_convtranspose_bias_tanh_center -> 2/10"""
+    level, name = problem.split("/")[:2]
+    return f"{level[-1]}/{name[:2]}"
+
+
+def follows_text(after: list[dict], limit: int = 8) -> str:
+    """What follows a shape in each problem that runs it, identical sequences listed once."""
+    by_ops: dict[str, list[str]] = {}
+    for a in after:
+        ops = a["follows"][:limit] + (["…"] if len(a["follows"]) > limit else [])
+        by_ops.setdefault(", ".join(ops) or "nothing (the output)", []).append(
+            short(a["problem"]) + "#" + a["problem"].rsplit("#", 1)[1])
+    return "; ".join(f"{' '.join(names)}: {ops}" for ops, names in by_ops.items())
 
 
 def describe(c: dict) -> str:
@@ -194,19 +325,43 @@ def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
             r["admissible"] = r["rho"] is not None and r["rho"] <= 1.0
     plan = ce.split3_plan(x, w, args, 256)
     rows["_plan256"] = plan.describe()
+    timed = next((a for a in c.get("after", []) if a["epilogue"]), None)
+    if timed is not None:
+        rows["_epilogue"] = bench_epilogue(timed, x, w, b, args, rows, device, args_ns, budget_end)
     log("  done: " + ", ".join(f"{k} {v['ms']:.3f} ms rho {v['rho']:.2g}" for k, v in rows.items()
                                 if isinstance(v, dict) and "ms" in v))
     return rows
+
+
+def bench_epilogue(after: dict, x, w, b, args, bare: dict, device: str, args_ns, budget_end: float) -> dict:
+    """Each method followed by the recorded element-wise epilogue of one problem, eager (epilogue_fn); the
+    methods measured bare only (skipped, failed) are left out here too."""
+    epi = epilogue_fn(after["epilogue"], device)
+    out: dict = {"from": after["problem"], "ops": [st["op"].split(".")[1] for st in after["epilogue"]], "methods": {}}
+    for name, fn in methods(x, w, b, args).items():
+        if "ms" not in bare.get(name, {}) or (time.time() > budget_end and name != "cudnn_fp32"):
+            continue
+        try:
+            out["methods"][name] = {"ms": time_ms(lambda fn=fn: epi(fn()), device, args_ns.warmup_ms, args_ns.rep_ms)}
+        except Exception as exc:  # out of memory with the epilogue's temporaries: a row, not a crash
+            out["methods"][name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
+    base = out["methods"].get("cudnn_fp32", {}).get("ms")
+    for r in out["methods"].values():
+        if base and "ms" in r:
+            r["speedup"] = base / r["ms"]
+    return out
 
 
 def markdown(results: dict) -> str:
     names = list(INFO)
     lines = [f"# fp32 convolutions: cuDNN fp32/TF32 vs conv_fp32's constructions ({results['device']})", "",
              f"{results['started']}; torch {results['torch']}; {results.get('cudnn', '')}; "
-             f"errors on the first {results['err_images']} image(s); ρ = err / err(cuDNN fp32); ✗: ρ > 1.", "",
-             "| shape | " + " | ".join(names) + " | best admissible |",
-             "|---|" + "---|" * (len(names) + 1)]
-    speedups = []
+             f"errors on the first {results['err_images']} image(s); ρ = err / err(cuDNN fp32); ✗: ρ > 1. "
+             "↳ rows: the same methods, each followed by the element-wise epilogue named there, run eagerly "
+             "(one kernel per op; ρ and ✗ of the bare convolution).", "",
+             "| shape | " + " | ".join(names) + " | best admissible | follows it (problem#call: aten ops) |",
+             "|---|" + "---|" * (len(names) + 2)]
+    speedups, with_epilogue = [], []
     for shape, rows in results["shapes"].items():
         cells = []
         for n in names:
@@ -223,10 +378,27 @@ def markdown(results: dict) -> str:
         best = max(ok) if ok else (1.0, "cudnn_fp32")
         speedups.append(max(best[0], 1.0))
         cells.append(f"{best[1]} {best[0]:.2f}×")
+        cells.append(follows_text(results["calls"].get(shape, {}).get("after", [])))
         lines.append(f"| {shape} | " + " | ".join(cells) + " |")
-    if speedups:
-        geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
-        lines += ["", f"Geomean of the best admissible method per shape (1.0× where none is faster): {geo:.2f}×"]
+        epi = rows.get("_epilogue")
+        if epi and "ms" in epi["methods"].get("cudnn_fp32", {}):
+            cells = []
+            for n in names:
+                r = epi["methods"].get(n)
+                cells.append("" if r is None else "error" if "ms" not in r else
+                             f"{r['ms']:.3f} ms" + ("" if n == "cudnn_fp32" else f" {r['speedup']:.2f}×")
+                             + ("" if rows[n].get("admissible", True) else " ✗"))
+            ok = [(r["speedup"], n) for n, r in epi["methods"].items() if "ms" in r and rows[n].get("admissible")]
+            best = max(ok) if ok else (1.0, "cudnn_fp32")
+            with_epilogue.append(max(best[0], 1.0))
+            cells.append(f"{best[1]} {best[0]:.2f}×")
+            cells.append(f"timed: {', '.join(epi['ops'])} ({short(epi['from'])}#{epi['from'].rsplit('#', 1)[1]})")
+            lines.append("| ↳ + epilogue, eager | " + " | ".join(cells) + " |")
+    for label, values in (("", speedups), (" with its element-wise epilogue (↳ rows)", with_epilogue)):
+        if values:
+            geo = math.exp(sum(math.log(s) for s in values) / len(values))
+            lines += ["", f"Geomean of the best admissible method per shape{label} (1.0× where none is faster): "
+                      f"{geo:.2f}× over {len(values)}"]
     lines += ["", "Methods:", ""] + [f"- `{n}`: {d}" for n, d in INFO.items()]
     return "\n".join(lines) + "\n"
 
@@ -234,7 +406,7 @@ def markdown(results: dict) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
-    ap.add_argument("--cpu-smoke", action="store_true", help="two tiny shapes on the CPU (TF32 emulated)")
+    ap.add_argument("--cpu-smoke", action="store_true", help="tiny shapes on the CPU (TF32 emulated)")
     ap.add_argument("--only", default=None, help="comma-separated substrings of shape names")
     ap.add_argument("--warmup-ms", type=float, default=10.0, help="do_bench warmup per method (ms)")
     ap.add_argument("--rep-ms", type=float, default=40.0, help="do_bench rep per method (ms)")
@@ -258,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
     if args_ns.cpu_smoke:
         shapes = {name: dict(x=list(xs), w=list(ws), bias=bias, **_full(kw, len(xs) - 2))
                   for name, xs, ws, bias, kw in SMOKE}
+        rec = record_convolutions(ROOT / "benchmarks" / "problems" / f"{SMOKE_EPILOGUE}.py")[0]
+        shapes[SMOKE[0][0]]["after"] = [dict(problem=f"{SMOKE_EPILOGUE}#0", follows=rec["follows"],
+                                             epilogue=rec["epilogue"])]
     else:
         shapes = suite_shapes(log)
     if args_ns.only:

@@ -44,7 +44,11 @@ from kernelopt.profiling.timing import bench_interleaved  # noqa: E402
 PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/07_conv_softmax_maxpool",
             "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min", "level3/02_cnn_block",
             "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block",
-            "level1/23_conv_transpose2d_grouped_dilated"]
+            "level1/23_conv_transpose2d_grouped_dilated", "level2/13_conv_instancenorm_gelu",
+            "level2/14_conv3d_maxpool_silu", "level2/15_convtranspose_batchnorm_relu",
+            "level2/16_convtranspose3d_bias_hardswish_clamp_gelu", "level2/17_conv_logsumexp",
+            "level2/18_conv_grouped_subtract_mish_scale", "level3/10_resnet_basic_block_stack",
+            "level3/11_depthwise_separable_block"]
 #: variant -> (Inductor options on top of the baseline's, cuDNN TF32 while it runs, cuDNN benchmark mode)
 VARIANTS = {
     "baseline": ({}, True, False),

@@ -322,6 +322,42 @@ def test_registry_and_the_cli_list_conv_fp32(capsys):
     assert "[group; strict/tf32; fp32]" in line
 
 
+def test_the_benchmark_measures_every_convolution_problem_of_the_suite():
+    """Issue 27: conv_fp32.PROBLEMS holds every suite problem that builds a convolution module, so a grown
+    suite's new shapes (2-D/3-D, transposed, grouped, depthwise) are measured."""
+    from benchmarks.conv_fp32 import PROBLEMS
+
+    from tests.test_suite_problems import SUITE, build
+
+    kinds = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,
+             torch.nn.ConvTranspose3d)
+    with_conv = []
+    for path in sorted(SUITE.glob("level*/*.py")):
+        model, _ = build(str(path.relative_to(SUITE)))
+        if any(isinstance(m, kinds) for m in model.modules()):
+            with_conv.append(str(path.relative_to(SUITE))[:-3])
+    assert sorted(PROBLEMS) == with_conv
+
+
+def test_the_benchmark_records_what_follows_each_convolution_and_replays_its_elementwise_part():
+    from benchmarks.conv_fp32 import epilogue_fn, record_convolutions
+
+    problems = ROOT / "benchmarks" / "problems"
+    (conv,) = record_convolutions(problems / "level2" / "16_convtranspose3d_bias_hardswish_clamp_gelu.py")
+    assert conv["transposed"] and len(conv["x"]) == 5 and conv["follows"] == ["add", "hardswish", "clamp", "gelu"]
+    assert [st["op"] for st in conv["epilogue"]] == ["aten.add.Tensor", "aten.hardswish.default",
+                                                     "aten.clamp.default", "aten.gelu.default"]
+    (conv,) = record_convolutions(problems / "level2" / "10_convtranspose_bias_tanh_center.py")
+    # the centering reads a mean (a reduction): only the element-wise part before it is replayed
+    assert conv["follows"] == ["add", "tanh", "mul", "mean", "sub"] and len(conv["epilogue"]) == 3
+    y = torch.randn(2, 32, 5, 5)
+    bias = torch.randn(32, 1, 1, generator=torch.Generator().manual_seed(1))  # epilogue_fn's draw, seed 1
+    assert torch.allclose(epilogue_fn(conv["epilogue"], "cpu")(y), torch.tanh(y + bias) * 1.5)
+    block = record_convolutions(problems / "level3" / "10_resnet_basic_block_stack.py")
+    assert len(block) == 4 and all(not c["epilogue"] for c in block)  # batch norm first: nothing replayed
+    assert [c["follows"] for c in block[:2]] == [["native_batch_norm", "relu"], ["native_batch_norm", "add", "relu"]]
+
+
 def test_the_benchmark_runs_its_cpu_smoke_mode(tmp_path):
     proc = subprocess.run([sys.executable, "benchmarks/conv_fp32.py", "--cpu-smoke", "--out", str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
@@ -331,6 +367,10 @@ def test_the_benchmark_runs_its_cpu_smoke_mode(tmp_path):
     data = json.loads((tmp_path / "conv_fp32.json").read_text())
     md = (tmp_path / "conv_fp32.md").read_text()
     assert data["shapes"] and "cudnn_fp32" in md and "split3_chunk256" in md
+    # the first smoke shape is timed again with level2/18's element-wise epilogue (sub, mish, mul)
+    epi = data["shapes"]["smoke conv2d 3x3"]["_epilogue"]
+    assert epi["ops"] == ["sub", "mish", "mul"] and "ms" in epi["methods"]["cudnn_fp32"]
+    assert "| ↳ + epilogue, eager |" in md and "2/18#0: sub, mish, mul" in md
     for rows in data["shapes"].values():
         assert rows["cudnn_fp32"]["rho"] == pytest.approx(1.0)
         assert rows["split3_chunk256"]["rho"] <= 4 and rows["cudnn_tf32"]["rho"] > 100

@@ -17,7 +17,7 @@ def test_a_bench_killed_mid_run_leaves_an_archive_of_the_rows_it_finished(tmp_pa
     out = tmp_path / "out"
     env = dict(os.environ, OUT=str(out))
     env.pop("TRITON_INTERPRET", None)
-    # no GPU here: each model problem ends `no-gpu` in seconds, one row at a time (45 of them: minutes)
+    # no GPU here: each model problem ends `no-gpu` in seconds, one row at a time (53 of them: minutes)
     proc = subprocess.Popen(["benchmarks/device_bench.sh", name, "300", "--only", "level"], cwd=REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
