@@ -52,8 +52,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's `kernelopt` namespace (kernelopt/__init__.py)
 try:
     from kernelopt.search import conv_emulated as ce
-except ImportError:  # run from a folder holding conv_emulated.py
+    from kernelopt.search.cudnn_autotuned import cudnn_benchmark_scope
+except ImportError:  # run from a folder holding conv_emulated.py and cudnn_autotuned.py
     import conv_emulated as ce  # type: ignore[no-redef]
+    from cudnn_autotuned import cudnn_benchmark_scope  # type: ignore[no-redef]
 
 PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/07_conv_softmax_maxpool",
             "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min",
@@ -86,6 +88,11 @@ INFO = {
     "split3_chunk256_separate": "as split3_chunk256 with three TF32 convs per chunk instead of one concatenated",
     "split3_chunk256_nhwc": "as split3_chunk256 with the input converted to channels_last first (timed)",
     "channels_last_fp32": "cuDNN IEEE fp32 on input and weight converted to channels_last (timed), result NHWC",
+    "cudnn_tf32_nhwc": "cuDNN TF32 on channels_last operands (converted before timing): the call the baseline "
+                       "makes, Inductor's layout optimization having converted them; not fp32-accurate",
+    "cudnn_tf32_nhwc_autotuned": "the same with cuDNN's algorithm timed per shape (benchmark mode, every "
+                                 "algorithm: the cudnn_autotune generator's call)",
+    "cudnn_tf32_autotuned": "cuDNN TF32 on the model's NCHW operands, algorithm timed per shape",
 }
 
 
@@ -283,7 +290,20 @@ def methods(x, w, b, args) -> dict:
     if fmt is not None:
         out["split3_chunk256_nhwc"] = lambda: ce.split3_conv(x.contiguous(memory_format=fmt), w, b, args, chunk=256)
         out["channels_last_fp32"] = lambda: ce.channels_last_conv(x, w, b, args)
+        xl, wl = x.contiguous(memory_format=fmt), w.contiguous(memory_format=fmt)
+        out["cudnn_tf32_nhwc"] = lambda: tf32_call(xl, wl, b, args, autotuned=False)
+        out["cudnn_tf32_nhwc_autotuned"] = lambda: tf32_call(xl, wl, b, args, autotuned=True)
+    out["cudnn_tf32_autotuned"] = lambda: tf32_call(x, w, b, args, autotuned=True)
     return out
+
+
+def tf32_call(x, w, b, args, autotuned: bool):
+    """One cuDNN TF32 convolution with the bias in the call, as Inductor's `extern_kernels.convolution` makes it;
+    `autotuned`: under cuDNN's benchmark mode (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
+    import contextlib
+
+    with ce.cudnn_tf32_scope(True), (cudnn_benchmark_scope() if autotuned else contextlib.nullcontext()):
+        return args.call(x, w, b)
 
 
 def time_ms(fn, device: str, warmup_ms: float, rep_ms: float) -> float:
@@ -319,10 +339,11 @@ def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
             continue
         rows[name] = {"ms": ms, "err": errs[name], "rho": errs[name] / base if base else None}
     fp32_ms = rows["cudnn_fp32"]["ms"]
-    for r in rows.values():
+    for name, r in rows.items():
         if "ms" in r:
             r["speedup"] = fp32_ms / r["ms"]
-            r["admissible"] = r["rho"] is not None and r["rho"] <= 1.0
+            # TF32 is never an fp32 construction, whatever its error here (a CPU runs it in fp32)
+            r["admissible"] = r["rho"] is not None and r["rho"] <= 1.0 and not name.startswith("cudnn_tf32")
     plan = ce.split3_plan(x, w, args, 256)
     rows["_plan256"] = plan.describe()
     timed = next((a for a in c.get("after", []) if a["epilogue"]), None)
