@@ -148,7 +148,8 @@ def test_a_convolution_group_declined_by_the_default_generators_names_the_opt_in
     why = decline_reason(target, [make_generator(n) for n in names], names)
     assert why.startswith("launch_config re-tunes single Triton kernels, not library groups; ")
     assert "gemm_fp32 handles" in why and "not convolution" in why
-    assert "not in this job but would apply: conv_fp32 (opt-in), llm_codegen (an agent: needs an LLM endpoint)" in why
+    assert ("not in this job but would apply: conv_fp32 (opt-in), cudnn_autotune (opt-in), llm_codegen (an agent: "
+            "needs an LLM endpoint)") in why
     every = available()
     assert outside_job_hint(target, every) is None  # every generator named: nothing to point at
     # a GEMM group declined by a launch_config-only job points at the default gemm_fp32, not at conv_fp32
@@ -192,19 +193,19 @@ def test_a_group_no_generator_applies_to_is_no_target_and_its_kernels_are_weighe
     the cause is the kernels' (at the memory roofline), naming the group no generator applies to."""
     from kernelopt.profiling.strategy import NO_GENERATOR, fallback_cause
 
-    prof, decisions = _conv_bn_relu_plan(["launch_config"])  # a job without the convolution generators
+    prof, decisions = _conv_bn_relu_plan(default_generators())
     by = {d.name: d for d in decisions}
     (conv,) = [d for d in decisions if d.kind == "group:convolution"]
     assert not conv.searched and conv.reason.startswith(NO_GENERATOR)
-    assert "would apply: conv_fp32 (opt-in), cudnn_autotune," in conv.reason
+    assert "would apply: conv_fp32 (opt-in), cudnn_autotune (opt-in)," in conv.reason
     assert "4 Triton kernel(s) are searched as kernels" in conv.reason
     relu = by["triton_poi_fused__native_batch_norm_legit_functional_convolution_relu_5"]
     assert relu.tier == "near-optimal" and not relu.searched  # weighed: at 101% of the measured bandwidth
     cause = fallback_cause(prof, decisions, 1.03)
     assert cause_code(cause) == "near-optimal", cause
     assert f"no generator of this job applies to 1 library group(s)/chain(s) ({conv.name}" in cause
-    # the default generators (cudnn_autotune) and conv_fp32 each make the group a target again
-    for names in (default_generators(), ["launch_config", "conv_fp32"]):
+    # conv_fp32 or cudnn_autotune named, the group is a target again
+    for names in (default_generators() + ["cudnn_autotune"], default_generators() + ["conv_fp32"]):
         _, opted = _conv_bn_relu_plan(names)
         (conv,) = [d for d in opted if d.kind == "group:convolution"]
         assert conv.searched, names
