@@ -176,6 +176,10 @@ def library_math_line(capture: dict, dtype: str = Dtype.FP32.value) -> str | Non
             f"eager, the reference of Gate 3, ran under the same modes")
 
 
+def _convolution_calls(report: dict) -> list[str]:
+    return [t for t in (report.get("graph") or {}).get("library_calls") or [] if op_name(t) in CONV_OPS]
+
+
 def convolution_math_line(report: dict) -> str | None:
     """What the model's convolutions computed in, in the baseline and in the deployed code (None for a model
     without convolutions, or one that ran none on a GPU). Under `strict` it is what makes the result's
@@ -183,32 +187,30 @@ def convolution_math_line(report: dict) -> str | None:
     convolution KernelOPT leaves to cuDNN runs in the same mode."""
     capture = report.get("capture") or {}
     modes = capture.get("library_math") or {}
-    calls = [t for t in (report.get("graph") or {}).get("library_calls") or [] if op_name(t) in CONV_OPS]
+    calls = _convolution_calls(report)
     r = report["result"]
     if not calls or not modes or capture.get("device_name") == "cpu" or (r.get("dtype") or "fp32") != "fp32":
         return None
     tf32 = bool(modes.get("cudnn.allow_tf32"))
-    mode = ("TF32 (`cudnn.allow_tf32` = True, PyTorch default)" if tf32
-            else "IEEE fp32 (`cudnn.allow_tf32` = False)")
-    base = f"Convolutions ({len(calls)} cuDNN call(s)): baseline in {mode}"
+    math = "TF32" if tf32 else "IEEE fp32"
+    flag = "(`cudnn.allow_tf32` = True, PyTorch default)" if tf32 else "(`cudnn.allow_tf32` = False)"
+    base = f"Convolutions ({len(calls)} cuDNN call(s)): baseline in {math} {flag}"
     if r.get("outcome") != Outcome.OPTIMIZED.value:
         return base + "; deployed: the baseline's own code"
     ours = [e for e in report.get("emulation") or [] if e.get("op") in CONV_OPS]
-    left = len(calls) - len(ours)
-    parts = [f"`{e['target']}` by `{e.get('method')}` "
-             f"({'in ' + ('TF32' if tf32 else 'IEEE fp32') + ', the baseline mode' if e.get('precision') == LIBRARY_MODE else _construction_kind(e.get('precision'))})"
-             for e in ours]
-    if left > 0:
-        parts.append(f"{left} left to cuDNN as the compiler called it, in {'TF32' if tf32 else 'IEEE fp32'}")
+    parts = [f"`{e['target']}` by `{e.get('method')}` ("
+             + (f"in {math}, the baseline mode" if e.get("precision") == LIBRARY_MODE
+                else _construction_kind(e.get("precision"))) + ")" for e in ours]
+    if len(calls) > len(ours):
+        parts.append(f"{len(calls) - len(ours)} left to cuDNN as the compiler called it, in {math}")
     return base + "; deployed: " + "; ".join(parts)
 
 
 def baseline_convolutions_tf32(report: dict) -> bool:
     """Whether the baseline ran fp32 convolutions in TF32 (the speedup is then against a TF32 baseline)."""
-    modes = (report.get("capture") or {}).get("library_math") or {}
-    calls = [t for t in (report.get("graph") or {}).get("library_calls") or [] if op_name(t) in CONV_OPS]
-    return bool(calls and modes.get("cudnn.allow_tf32") and (report["result"].get("dtype") or "fp32") == "fp32"
-                and (report.get("capture") or {}).get("device_name") != "cpu")
+    capture = report.get("capture") or {}
+    return bool(_convolution_calls(report) and (capture.get("library_math") or {}).get("cudnn.allow_tf32")
+                and (report["result"].get("dtype") or "fp32") == "fp32" and capture.get("device_name") != "cpu")
 
 
 def nondeterminism_note(capture: dict) -> str | None:
