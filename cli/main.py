@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelopt import EXAMPLES
+from kernelopt.search.registry import default_generators
 from kernelopt.verify.precision import PrecisionPolicy
 from kernelopt.verify.tolerance import DTYPES, Dtype
 
@@ -149,7 +150,8 @@ def cmd_generators(args: argparse.Namespace) -> int:
     else:
         for s in specs:
             kinds = f" ({'/'.join(s['kernel_kinds'])})" if s["kernel_kinds"] else ""
-            print(f"{s['name']:14s} [{'/'.join(s['targets'])}{kinds}; {'/'.join(s['policies'])}; "
+            use = "default" if s["default"] else "opt-in"
+            print(f"{s['name']:14s} [{use}; {'/'.join(s['targets'])}{kinds}; {'/'.join(s['policies'])}; "
                   f"{'/'.join(s['dtypes'])}] {s['touches']}")
     return 0
 
@@ -167,8 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
     o.add_argument("--weights", help="safetensors file loaded into the model (its state dict)")
     o.add_argument("--generators", help="comma-separated candidate generators (`kernelopt generators` lists them; "
-                   "default launch_config,gemm_fp32); `llm` and `llm_codegen` need KERNELOPT_LLM_MODEL and an "
-                   "endpoint")
+                   f"default {','.join(default_generators())}); the agents (llm, llm_codegen, llm_fusion) need "
+                   "KERNELOPT_LLM_MODEL and an endpoint")
     o.add_argument("--search", help="search controls, e.g. T=3,N=4,K=2,B=4,Q=8,chains=2,meltdown_failures=4 "
                    "(docs/agents.md)")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")

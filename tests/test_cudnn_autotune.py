@@ -122,5 +122,8 @@ def test_registry_lists_it_opt_in_for_both_policies_and_every_dtype(capsys):
     # opt-in: measured no faster than the heuristic's pick on every suite shape (the registry says where)
     assert not spec.default and "cudnn_autotune" not in default_generators() and "convolution" in spec.touches
     assert main(["generators"]) == 0
-    line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("cudnn_autotune"))
-    assert "[group; strict/tf32; fp32/bf16/fp16]" in line and "math mode" in line
+    lines = capsys.readouterr().out.splitlines()
+    line = next(s for s in lines if s.startswith("cudnn_autotune"))
+    assert "[opt-in; group; strict/tf32; fp32/bf16/fp16]" in line and "math mode" in line
+    # the listing says which generators a job gets unnamed
+    assert next(s for s in lines if s.startswith("launch_config")).split("[")[1].startswith("default;")
