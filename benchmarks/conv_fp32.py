@@ -93,7 +93,22 @@ INFO = {
     "cudnn_tf32_nhwc_autotuned": "the same with cuDNN's algorithm timed per shape (benchmark mode, every "
                                  "algorithm: the cudnn_autotune generator's call)",
     "cudnn_tf32_autotuned": "cuDNN TF32 on the model's NCHW operands, algorithm timed per shape",
+    "triton_bf16x3": "implicit GEMM in Triton (search/conv_implicit_gemm.py; 2-D, not transposed), bf16x3 "
+                     "products (emulated fp32), reading the model's NCHW input directly (no layout copy), result "
+                     "NHWC; the fastest of its tile configs per shape",
+    "triton_bf16x3_nhwc": "the same on channels_last operands (converted before timing, as cudnn_tf32_nhwc)",
+    "triton_tf32_nhwc": "the same kernel with plain TF32 products on channels_last operands: how far Triton's "
+                        "implicit GEMM is from cuDNN's at equal math; not fp32-accurate",
 }
+#: TF32 computes fp32 data in reduced precision: never an fp32 construction, whatever its error here (a CPU runs
+#: it in fp32)
+TF32_METHODS = {"cudnn_tf32", "cudnn_tf32_nhwc", "cudnn_tf32_nhwc_autotuned", "cudnn_tf32_autotuned", "triton_tf32_nhwc"}
+#: the methods of search/conv_implicit_gemm.py: name -> (products, channels_last operands)
+TRITON_METHODS = {"triton_bf16x3": ("bf16x3", False), "triton_bf16x3_nhwc": ("bf16x3", True),
+                  "triton_tf32_nhwc": ("tf32", True)}
+#: strict's float64 test (Gate 3): an emulated-fp32 candidate passes with rho <= 10 against eager's error, and
+#: eager runs cuDNN fp32 convolutions in TF32 by PyTorch's default
+RHO_MAX = 10.0
 
 
 def record_convolutions(problem: Path) -> list[dict]:
@@ -276,8 +291,9 @@ def make_operands(c: dict, device: str, seed: int = 0):
     return x, w, b, args
 
 
-def methods(x, w, b, args) -> dict:
-    """name -> zero-argument callable returning the fp32 result."""
+def methods(x, w, b, args, tiles: dict | None = None) -> dict:
+    """name -> zero-argument callable returning the fp32 result; `tiles`: the Triton methods' tile configs
+    (tune_triton), those methods left out without."""
     fmt = ce.channels_last_format(x.dim())
     out = {
         "cudnn_fp32": lambda: ce.fp32_conv(x, w, b, args),
@@ -294,7 +310,56 @@ def methods(x, w, b, args) -> dict:
         out["cudnn_tf32_nhwc"] = lambda: tf32_call(xl, wl, b, args, autotuned=False)
         out["cudnn_tf32_nhwc_autotuned"] = lambda: tf32_call(xl, wl, b, args, autotuned=True)
     out["cudnn_tf32_autotuned"] = lambda: tf32_call(x, w, b, args, autotuned=True)
+    for name, cfg in (tiles or {}).items():
+        out[name] = triton_call(name, x, w, b, args, cfg)
     return out
+
+
+def _implicit_gemm():
+    try:
+        from kernelopt.search import conv_implicit_gemm as cig
+    except ImportError as exc:
+        if "triton" in str(exc):
+            raise
+        import conv_implicit_gemm as cig  # type: ignore[no-redef]  # run from a folder holding it
+    return cig
+
+
+def triton_call(name: str, x, w, b, args, cfg):
+    cig = _implicit_gemm()
+
+    precision, nhwc = TRITON_METHODS[name]
+    if nhwc:
+        x, w = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
+    return lambda: cig.conv2d(x, w, b, args.stride, args.padding, args.dilation, args.groups, precision, cfg)
+
+
+def tune_triton(x, w, b, args, device: str, log) -> dict:
+    """name -> the fastest tile config of each Triton method on this shape (none where the kernel does not
+    apply); the interpreter (CPU) takes the first config."""
+    try:
+        cig = _implicit_gemm()
+    except ImportError as exc:  # no triton on this machine
+        log(f"  triton methods left out: {exc}")
+        return {}
+    why = cig.applies(x, w, args.transposed)
+    if why is not None:
+        log(f"  triton methods left out: {why}")
+        return {}
+    tiles = {}
+    for name in TRITON_METHODS:
+        if device != "cuda":
+            tiles[name] = cig.CONFIGS[0]
+            continue
+        timed = []
+        for cfg in cig.CONFIGS:
+            try:
+                timed.append((time_ms(triton_call(name, x, w, b, args, cfg), device, 5.0, 15.0), cfg))
+            except Exception as exc:  # a config the compiler refuses (shared memory): the others stay
+                log(f"  {name} {cfg.label()}: {type(exc).__name__}: {str(exc)[:120]}")
+        if timed:
+            tiles[name] = min(timed, key=lambda t: t[0])[1]
+    return tiles
 
 
 def tf32_call(x, w, b, args, autotuned: bool):
@@ -321,14 +386,15 @@ def time_ms(fn, device: str, warmup_ms: float, rep_ms: float) -> float:
 
 def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
     x, w, b, args = make_operands(c, device)
+    tiles = tune_triton(x, w, b, args, device, log) if time.time() < budget_end else {}
     n_err = min(args_ns.err_images, x.shape[0])
     xe = x[:n_err].contiguous()
     ref = args.call(xe.double(), w.double(), b.double() if b is not None else None)
-    errs = {name: ce.max_rel_error(fn(), ref) for name, fn in methods(xe, w, b, args).items()}
+    errs = {name: ce.max_rel_error(fn(), ref) for name, fn in methods(xe, w, b, args, tiles).items()}
     del ref
     rows: dict = {}
-    base = errs["cudnn_fp32"]
-    for name, fn in methods(x, w, b, args).items():
+    base, eager = errs["cudnn_fp32"], errs["cudnn_tf32"]
+    for name, fn in methods(x, w, b, args, tiles).items():
         if time.time() > budget_end and name != "cudnn_fp32":
             rows[name] = {"skipped": "time budget", "err": errs[name]}
             continue
@@ -337,29 +403,37 @@ def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
         except Exception as exc:  # out of memory on a big shape, an unsupported cuDNN case: a row, not a crash
             rows[name] = {"error": f"{type(exc).__name__}: {exc}"[:300], "err": errs[name]}
             continue
-        rows[name] = {"ms": ms, "err": errs[name], "rho": errs[name] / base if base else None}
-    fp32_ms = rows["cudnn_fp32"]["ms"]
+        rows[name] = {"ms": ms, "err": errs[name], "rho": errs[name] / base if base else None,
+                      "rho_eager": errs[name] / eager if eager else None}
+        if name in tiles:
+            rows[name]["tile"] = tiles[name].label()
+    fp32_ms, tf32_ms = rows["cudnn_fp32"]["ms"], rows.get("cudnn_tf32_nhwc", {}).get("ms")
     for name, r in rows.items():
         if "ms" in r:
             r["speedup"] = fp32_ms / r["ms"]
-            # TF32 is never an fp32 construction, whatever its error here (a CPU runs it in fp32)
-            r["admissible"] = r["rho"] is not None and r["rho"] <= 1.0 and not name.startswith("cudnn_tf32")
+            # against the baseline's own call (Inductor hands cuDNN channels-last operands, TF32 by default)
+            r["vs_baseline_call"] = tf32_ms / r["ms"] if tf32_ms else None
+            emulated = name not in TF32_METHODS
+            r["admissible"] = emulated and r["rho"] is not None and r["rho"] <= 1.0
+            # strict's float64 test against eager's error (eager ran its convolution in TF32)
+            r["passes_strict_gate3"] = emulated and r["rho_eager"] is not None and r["rho_eager"] <= RHO_MAX
     plan = ce.split3_plan(x, w, args, 256)
     rows["_plan256"] = plan.describe()
     timed = next((a for a in c.get("after", []) if a["epilogue"]), None)
     if timed is not None:
-        rows["_epilogue"] = bench_epilogue(timed, x, w, b, args, rows, device, args_ns, budget_end)
+        rows["_epilogue"] = bench_epilogue(timed, x, w, b, args, rows, device, args_ns, budget_end, tiles)
     log("  done: " + ", ".join(f"{k} {v['ms']:.3f} ms rho {v['rho']:.2g}" for k, v in rows.items()
                                 if isinstance(v, dict) and "ms" in v))
     return rows
 
 
-def bench_epilogue(after: dict, x, w, b, args, bare: dict, device: str, args_ns, budget_end: float) -> dict:
+def bench_epilogue(after: dict, x, w, b, args, bare: dict, device: str, args_ns, budget_end: float,
+                   tiles: dict | None = None) -> dict:
     """Each method followed by the recorded element-wise epilogue of one problem, eager (epilogue_fn); the
     methods measured bare only (skipped, failed) are left out here too."""
     epi = epilogue_fn(after["epilogue"], device)
     out: dict = {"from": after["problem"], "ops": [st["op"].split(".")[1] for st in after["epilogue"]], "methods": {}}
-    for name, fn in methods(x, w, b, args).items():
+    for name, fn in methods(x, w, b, args, tiles).items():
         if "ms" not in bare.get(name, {}) or (time.time() > budget_end and name != "cudnn_fp32"):
             continue
         try:
@@ -379,10 +453,13 @@ def markdown(results: dict) -> str:
              f"{results['started']}; torch {results['torch']}; {results.get('cudnn', '')}; "
              f"errors on the first {results['err_images']} image(s); ρ = err / err(cuDNN fp32); ✗: ρ > 1. "
              "↳ rows: the same methods, each followed by the element-wise epilogue named there, run eagerly "
-             "(one kernel per op; ρ and ✗ of the bare convolution).", "",
-             "| shape | " + " | ".join(names) + " | best admissible | follows it (problem#call: aten ops) |",
-             "|---|" + "---|" * (len(names) + 2)]
-    speedups, with_epilogue = [], []
+             "(one kernel per op; ρ and ✗ of the bare convolution). Strict's float64 test: an emulated-fp32 "
+             f"method passes Gate 3 with ρ_eager = err / err(cuDNN TF32, eager's call) ≤ {RHO_MAX:g}; that column "
+             "gives its time as a multiple of the baseline's own call (cudnn_tf32_nhwc: > 1 is faster).", "",
+             "| shape | " + " | ".join(names) + " | best admissible | fastest passing strict's float64 test, × the "
+             "baseline's call | follows it (problem#call: aten ops) |",
+             "|---|" + "---|" * (len(names) + 3)]
+    speedups, with_epilogue, vs_call = [], [], []
     for shape, rows in results["shapes"].items():
         cells = []
         for n in names:
@@ -394,11 +471,20 @@ def markdown(results: dict) -> str:
             elif n == "cudnn_fp32":
                 cells.append(f"{r['ms']:.3f} ms, err {r['err']:.1e}")
             else:
-                cells.append(f"{r['ms']:.3f} ms {r['speedup']:.2f}× ρ {r['rho']:.2g}" + ("" if r["admissible"] else " ✗"))
+                cells.append(f"{r['ms']:.3f} ms {r['speedup']:.2f}× ρ {r['rho']:.2g}" + ("" if r["admissible"] else " ✗")
+                             + (f" ({r['tile']})" if "tile" in r else ""))
         ok = [(r["speedup"], n) for n, r in rows.items() if isinstance(r, dict) and r.get("admissible")]
         best = max(ok) if ok else (1.0, "cudnn_fp32")
         speedups.append(max(best[0], 1.0))
         cells.append(f"{best[1]} {best[0]:.2f}×")
+        gate3 = [(r["vs_baseline_call"], n, r["rho_eager"]) for n, r in rows.items()
+                 if isinstance(r, dict) and r.get("passes_strict_gate3") and r.get("vs_baseline_call")]
+        if gate3:
+            top = max(gate3)
+            vs_call.append(top[0])
+            cells.append(f"{top[1]} {top[0]:.2f}× (ρ_eager {top[2]:.2g})")
+        else:
+            cells.append("")
         cells.append(follows_text(results["calls"].get(shape, {}).get("after", [])))
         lines.append(f"| {shape} | " + " | ".join(cells) + " |")
         epi = rows.get("_epilogue")
@@ -420,6 +506,11 @@ def markdown(results: dict) -> str:
             geo = math.exp(sum(math.log(s) for s in values) / len(values))
             lines += ["", f"Geomean of the best admissible method per shape{label} (1.0× where none is faster): "
                       f"{geo:.2f}× over {len(values)}"]
+    if vs_call:
+        geo = math.exp(sum(math.log(s) for s in vs_call) / len(vs_call))
+        lines += ["", f"Geomean of the fastest method passing strict's float64 test per shape, against the baseline's "
+                  f"own call (cuDNN TF32, channels-last): {geo:.3f}× over {len(vs_call)} (range "
+                  f"{min(vs_call):.2f}–{max(vs_call):.2f})"]
     lines += ["", "Methods:", ""] + [f"- `{n}`: {d}" for n, d in INFO.items()]
     return "\n".join(lines) + "\n"
 
@@ -434,6 +525,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--err-images", type=int, default=2, help="images of the batch the errors are measured on")
     ap.add_argument("--budget-s", type=float, default=100.0, help="time only cuDNN fp32 after this many seconds")
     args_ns = ap.parse_args(argv)
+    if args_ns.cpu_smoke:  # the Triton methods run in Triton's interpreter (set before triton is imported)
+        os.environ.setdefault("TRITON_INTERPRET", "1")
     out = Path(args_ns.out)
     out.mkdir(parents=True, exist_ok=True)
     log_file = open(out / "conv_fp32.log", "a")

@@ -374,3 +374,9 @@ def test_the_benchmark_runs_its_cpu_smoke_mode(tmp_path):
     for rows in data["shapes"].values():
         assert rows["cudnn_fp32"]["rho"] == pytest.approx(1.0)
         assert rows["split3_chunk256"]["rho"] <= 4 and rows["cudnn_tf32"]["rho"] > 100
+    # the Triton implicit GEMM where it applies (2-D forward), its tile named; never on transposed convolutions
+    tri = data["shapes"]["smoke conv2d 3x3"]["triton_bf16x3"]
+    assert tri["rho"] <= 4 and tri["tile"] and tri["passes_strict_gate3"] and tri["vs_baseline_call"] > 0
+    assert "triton_bf16x3" not in data["shapes"]["smoke convT3d"]
+    assert not data["shapes"]["smoke conv2d 3x3"]["triton_tf32_nhwc"]["passes_strict_gate3"]  # TF32, never
+    assert "fastest passing strict's float64 test" in md and "Geomean of the fastest method passing" in md
