@@ -16,7 +16,7 @@ the split precisions).
 
 Why it exists: issue 27 asks whether an fp32-accurate tensor-core convolution can beat the baseline's
 cuDNN TF32 call under `strict`. `benchmarks/conv_fp32.py` times these constructions against cuDNN on
-every convolution of the suite; no generator proposes them (docs/generators.md says why).
+every convolution of the suite; no generator proposes them (docs/architecture.md, Generator registry).
 
 This file imports only torch, triton and the standard library: benchmarks/conv_fp32.py imports it on a
 bare GPU box.

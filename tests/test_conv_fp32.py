@@ -319,7 +319,7 @@ def test_registry_and_the_cli_list_conv_fp32(capsys):
     assert "convolution" in spec.touches and not spec.default and "conv_fp32" not in default_generators()
     assert main(["generators"]) == 0
     line = next(s for s in capsys.readouterr().out.splitlines() if s.startswith("conv_fp32"))
-    assert "[group; strict/tf32; fp32]" in line
+    assert "[opt-in; group; strict/tf32; fp32]" in line
 
 
 def test_the_benchmark_measures_every_convolution_problem_of_the_suite():

@@ -161,7 +161,7 @@ def test_cli_lists_the_generators(capsys):
     assert names[:3] == ["launch_config", "gemm_fp32", "conv_fp32"]
     assert set(names) == {"launch_config", "gemm_fp32", "conv_fp32", "cudnn_autotune", "llm", "llm_codegen",
                           "llm_fusion"}
-    assert "[chain; strict/tf32; fp32/bf16/fp16]" in out[names.index("llm_fusion")]
+    assert "[opt-in; chain; strict/tf32; fp32/bf16/fp16]" in out[names.index("llm_fusion")]
     # targets (with the kernel kinds it rewrites); policies; the data dtypes it is made for (search.registry)
     assert "[group; strict/tf32; fp32]" in out[1]
     assert "[kernel/kernel-file (pointwise/reduction/persistent); strict/tf32; fp32/bf16/fp16]" in out[0]
