@@ -163,8 +163,8 @@ def test_cli_lists_the_generators(capsys):
                           "llm_fusion"}
     assert "[opt-in; chain; strict/tf32; fp32/bf16/fp16]" in out[names.index("llm_fusion")]
     # targets (with the kernel kinds it rewrites); policies; the data dtypes it is made for (search.registry)
-    assert "[group; strict/tf32; fp32]" in out[1]
-    assert "[kernel/kernel-file (pointwise/reduction/persistent); strict/tf32; fp32/bf16/fp16]" in out[0]
+    assert "[default; group; strict/tf32; fp32]" in out[1]
+    assert "[default; kernel/kernel-file (pointwise/reduction/persistent); strict/tf32; fp32/bf16/fp16]" in out[0]
 
 
 def test_a_deployed_fp32_emulation_is_not_reported_as_reduced_precision():
