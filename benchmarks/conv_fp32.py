@@ -15,6 +15,13 @@ computed per image, so the arithmetic is the same; the float64 reference of a
 whole batch would take longer than the run may). Times include everything a
 method does per call (split pass, channels_last conversion).
 
+Times are of the call as Inductor makes it: `extern_kernels.convolution(..., bias=None)`, every
+call of the suite (Inductor moves a convolution's bias into its epilogue kernel). Eager's
+`aten.convolution` with a bias runs a second kernel that reads and writes the whole output again
+(cuDNN's convolution, then the add): timing that as "the baseline's call" doubled it on the
+suite's biased shapes (benchmarks/results/2026-12-05-h100-conv-strict). Errors are measured with the
+bias, as eager computes them; the ↳ rows add it back before the epilogue.
+
 With and without the epilogue: the same meta-device run records what each problem does with the
 convolution's output up to its next convolution (the table's last column: aten ops, views left out;
 an InstanceNorm shows as the native_batch_norm it runs). Where that starts with element-wise ops
@@ -363,8 +370,8 @@ def tune_triton(x, w, b, args, device: str, log) -> dict:
 
 
 def tf32_call(x, w, b, args, autotuned: bool):
-    """One cuDNN TF32 convolution with the bias in the call, as Inductor's `extern_kernels.convolution` makes it;
-    `autotuned`: under cuDNN's benchmark mode (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
+    """One cuDNN TF32 convolution (the bias, where given, in the call: bench_shape times it without, as
+    Inductor's `extern_kernels.convolution` makes it); `autotuned`: under cuDNN's benchmark mode (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
     import contextlib
 
     with ce.cudnn_tf32_scope(True), (cudnn_benchmark_scope() if autotuned else contextlib.nullcontext()):
@@ -386,7 +393,8 @@ def time_ms(fn, device: str, warmup_ms: float, rep_ms: float) -> float:
 
 def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
     x, w, b, args = make_operands(c, device)
-    tiles = tune_triton(x, w, b, args, device, log) if time.time() < budget_end else {}
+    # timed as Inductor calls it: bias=None, the bias joining its epilogue kernel (module docstring)
+    tiles = tune_triton(x, w, None, args, device, log) if time.time() < budget_end else {}
     n_err = min(args_ns.err_images, x.shape[0])
     xe = x[:n_err].contiguous()
     ref = args.call(xe.double(), w.double(), b.double() if b is not None else None)
@@ -394,7 +402,7 @@ def bench_shape(c: dict, device: str, args_ns, budget_end: float, log) -> dict:
     del ref
     rows: dict = {}
     base, eager = errs["cudnn_fp32"], errs["cudnn_tf32"]
-    for name, fn in methods(x, w, b, args, tiles).items():
+    for name, fn in methods(x, w, None, args, tiles).items():
         if time.time() > budget_end and name != "cudnn_fp32":
             rows[name] = {"skipped": "time budget", "err": errs[name]}
             continue
@@ -433,11 +441,14 @@ def bench_epilogue(after: dict, x, w, b, args, bare: dict, device: str, args_ns,
     methods measured bare only (skipped, failed) are left out here too."""
     epi = epilogue_fn(after["epilogue"], device)
     out: dict = {"from": after["problem"], "ops": [st["op"].split(".")[1] for st in after["epilogue"]], "methods": {}}
-    for name, fn in methods(x, w, b, args, tiles).items():
+    # the bare rows time the call without its bias (Inductor's); here it comes back, one eager add first
+    bias = b.view(1, -1, *([1] * (x.dim() - 2))) if b is not None else None
+    for name, fn in methods(x, w, None, args, tiles).items():
         if "ms" not in bare.get(name, {}) or (time.time() > budget_end and name != "cudnn_fp32"):
             continue
         try:
-            out["methods"][name] = {"ms": time_ms(lambda fn=fn: epi(fn()), device, args_ns.warmup_ms, args_ns.rep_ms)}
+            run = (lambda fn=fn: epi(fn() + bias)) if bias is not None else (lambda fn=fn: epi(fn()))
+            out["methods"][name] = {"ms": time_ms(run, device, args_ns.warmup_ms, args_ns.rep_ms)}
         except Exception as exc:  # out of memory with the epilogue's temporaries: a row, not a crash
             out["methods"][name] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
     base = out["methods"].get("cudnn_fp32", {}).get("ms")
@@ -452,7 +463,8 @@ def markdown(results: dict) -> str:
     lines = [f"# fp32 convolutions: cuDNN fp32/TF32 vs conv_fp32's constructions ({results['device']})", "",
              f"{results['started']}; torch {results['torch']}; {results.get('cudnn', '')}; "
              f"errors on the first {results['err_images']} image(s); ρ = err / err(cuDNN fp32); ✗: ρ > 1. "
-             "↳ rows: the same methods, each followed by the element-wise epilogue named there, run eagerly "
+             "Times are of the call as Inductor makes it, without the bias (it joins Inductor's epilogue kernel). "
+             "↳ rows: the same methods, each followed by the bias and the element-wise epilogue named there, run eagerly "
              "(one kernel per op; ρ and ✗ of the bare convolution). Strict's float64 test: an emulated-fp32 "
              f"method passes Gate 3 with ρ_eager = err / err(cuDNN TF32, eager's call) ≤ {RHO_MAX:g}; that column "
              "gives its time as a multiple of the baseline's own call (cudnn_tf32_nhwc: > 1 is faster).", "",
