@@ -371,7 +371,8 @@ def tune_triton(x, w, b, args, device: str, log) -> dict:
 
 def tf32_call(x, w, b, args, autotuned: bool):
     """One cuDNN TF32 convolution (the bias, where given, in the call: bench_shape times it without, as
-    Inductor's `extern_kernels.convolution` makes it); `autotuned`: under cuDNN's benchmark mode (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
+    Inductor's `extern_kernels.convolution` makes it); `autotuned`: under cuDNN's benchmark mode
+    (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
     import contextlib
 
     with ce.cudnn_tf32_scope(True), (cudnn_benchmark_scope() if autotuned else contextlib.nullcontext()):
