@@ -1,5 +1,5 @@
 """fp32 convolutions on the GPU: cuDNN fp32 and TF32 against the constructions of
-`search/conv_emulated.py` (the conv_fp32 generator's), side by side in one run.
+`kernels/conv_emulated.py` (the conv_fp32 generator's), side by side in one run.
 
 Shapes: every `aten.convolution` the suite's convolution problems run (`PROBLEMS`: 2-D and 3-D,
 transposed, grouped and depthwise, from benchmarks/problems/level1/23, level2/03-18 and level3/02-11),
@@ -56,10 +56,10 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout's `kernelopt` namespace (kernelopt/__init__.py)
+sys.path.insert(0, str(ROOT))  # the checkout's root, which holds the `kernelopt` package
 try:
-    from kernelopt.search import conv_emulated as ce
-    from kernelopt.search.cudnn_autotuned import cudnn_benchmark_scope
+    from kernelopt.kernels import conv_emulated as ce
+    from kernelopt.kernels.cudnn_autotuned import cudnn_benchmark_scope
 except ImportError:  # run from a folder holding conv_emulated.py and cudnn_autotuned.py
     import conv_emulated as ce  # type: ignore[no-redef]
     from cudnn_autotuned import cudnn_benchmark_scope  # type: ignore[no-redef]
@@ -100,7 +100,7 @@ INFO = {
     "cudnn_tf32_nhwc_autotuned": "the same with cuDNN's algorithm timed per shape (benchmark mode, every "
                                  "algorithm: the cudnn_autotune generator's call)",
     "cudnn_tf32_autotuned": "cuDNN TF32 on the model's NCHW operands, algorithm timed per shape",
-    "triton_bf16x3": "implicit GEMM in Triton (search/conv_implicit_gemm.py; 2-D, not transposed), bf16x3 "
+    "triton_bf16x3": "implicit GEMM in Triton (benchmarks/conv_implicit_gemm.py; 2-D, not transposed), bf16x3 "
                      "products (emulated fp32), reading the model's NCHW input directly (no layout copy), result "
                      "NHWC; the fastest of its tile configs per shape",
     "triton_bf16x3_nhwc": "the same on channels_last operands (converted before timing, as cudnn_tf32_nhwc)",
@@ -110,7 +110,7 @@ INFO = {
 #: TF32 computes fp32 data in reduced precision: never an fp32 construction, whatever its error here (a CPU runs
 #: it in fp32)
 TF32_METHODS = {"cudnn_tf32", "cudnn_tf32_nhwc", "cudnn_tf32_nhwc_autotuned", "cudnn_tf32_autotuned", "triton_tf32_nhwc"}
-#: the methods of search/conv_implicit_gemm.py: name -> (products, channels_last operands)
+#: the methods of benchmarks/conv_implicit_gemm.py: name -> (products, channels_last operands)
 TRITON_METHODS = {"triton_bf16x3": ("bf16x3", False), "triton_bf16x3_nhwc": ("bf16x3", True),
                   "triton_tf32_nhwc": ("tf32", True)}
 #: strict's float64 test (Gate 3): an emulated-fp32 candidate passes with rho <= 10 against eager's error, and
@@ -324,7 +324,7 @@ def methods(x, w, b, args, tiles: dict | None = None) -> dict:
 
 def _implicit_gemm():
     try:
-        from kernelopt.search import conv_implicit_gemm as cig
+        from benchmarks import conv_implicit_gemm as cig
     except ImportError as exc:
         if "triton" in str(exc):
             raise
@@ -372,7 +372,7 @@ def tune_triton(x, w, b, args, device: str, log) -> dict:
 def tf32_call(x, w, b, args, autotuned: bool):
     """One cuDNN TF32 convolution (the bias, where given, in the call: bench_shape times it without, as
     Inductor's `extern_kernels.convolution` makes it); `autotuned`: under cuDNN's benchmark mode
-    (search/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
+    (kernels/cudnn_autotuned.py). CPU: plain fp32 (no cuDNN)."""
     import contextlib
 
     with ce.cudnn_tf32_scope(True), (cudnn_benchmark_scope() if autotuned else contextlib.nullcontext()):

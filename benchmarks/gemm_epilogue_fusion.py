@@ -13,9 +13,9 @@ options on top:
 - `triton`: `max_autotune_gemm_backends="TRITON"`: Triton GEMM templates only, the epilogue fused into them;
 - `triton_tma`: the same with `triton.enable_persistent_tma_matmul` (Hopper's persistent TMA templates too).
 
-The variants are timed side by side (profiling.timing.bench_interleaved: interleaved rounds of do_bench
+The variants are timed side by side (core.timing.bench_interleaved: interleaved rounds of do_bench
 medians, L2 flushed), each as its speedup over `baseline` with the rounds' spread; each output is compared
-with eager PyTorch in the same dtype (allclose at Gate 3's tolerance for the dtype: verify.tolerance), and
+with eager PyTorch in the same dtype (allclose at Gate 3's tolerance for the dtype: core.tolerance), and
 each compiled module's launches are counted (library calls, Triton kernels).
 
     python3 benchmarks/gemm_epilogue_fusion.py --out DIR --budget-s 400      # bf16, on one GPU
@@ -40,12 +40,12 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the checkout's `kernelopt` namespace (kernelopt/__init__.py)
+sys.path.insert(0, str(ROOT))  # the checkout's root, which holds the `kernelopt` package
 from kernelopt.compiled.capture import inductor_mode_options  # noqa: E402
 from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs, output_leaves  # noqa: E402
-from kernelopt.profiling.timing import bench_interleaved  # noqa: E402
-from kernelopt.verify.compare import compare_close, max_abs_error  # noqa: E402
-from kernelopt.verify.tolerance import gate3_tolerance  # noqa: E402
+from kernelopt.core.timing import bench_interleaved  # noqa: E402
+from kernelopt.core.compare import compare_close, max_abs_error  # noqa: E402
+from kernelopt.core.tolerance import gate3_tolerance  # noqa: E402
 
 #: the suite's problems whose GPU time is mostly a GEMM and the kernels after it (bench.json library shares)
 PROBLEMS = ["level2/01_linear_bias_gelu", "level2/02_linear_swish_scale", "level2/05_linear_sum",
@@ -91,7 +91,7 @@ def compile_variant(model, inputs: list, options: dict):
 
 
 def compare(out, ref, dtype_name: str) -> dict:
-    """Each output against eager's with the gates' own comparisons (verify.compare), at Gate 3's tolerance."""
+    """Each output against eager's with the gates' own comparisons (core.compare), at Gate 3's tolerance."""
     tol = gate3_tolerance(dtype_name)
     pairs = list(zip(output_leaves(out), output_leaves(ref)))
     differ = [compare_close(g, w, tol.rtol, tol.atol, f"output {i}") for i, (g, w) in enumerate(pairs)]

@@ -1,5 +1,5 @@
 """fp32 GEMMs on the GPU: cuBLAS fp32 and TF32 against the fp32-accurate tensor-core
-constructions of `search/gemm_emulated.py`, side by side in one run.
+constructions of `kernels/gemm_emulated.py`, side by side in one run.
 
 For each shape: every method's median time (`triton.testing.do_bench`, L2 flushed
 before each call, medians), TFLOP/s (2·B·M·N·K / t), and its max error against a
@@ -32,7 +32,7 @@ import traceback
 import torch
 
 try:
-    from kernelopt.search import gemm_emulated as ge
+    from kernelopt.kernels import gemm_emulated as ge
 except ImportError:  # run from a folder holding gemm_emulated.py
     import gemm_emulated as ge
 

@@ -2,7 +2,7 @@
 
     python -m benchmarks.timing_noise benchmarks/problems/level1/24_max_pool3d.py [...] --out noise.json
 
-Gate 4 compares two sides timed by `profiling.timing.bench_interleaved` (one `do_bench` median per
+Gate 4 compares two sides timed by `core.timing.bench_interleaved` (one `do_bench` median per
 side per round, rounds interleaved) and calls a result "within noise" when |speedup - 1| is at most the
 robust spread of the per-round speedups. Here both sides are the same compiled model, so every
 per-round speedup away from 1 is noise. Each harness setting (rounds x rep_ms) is run twice, to see how
@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from kernelopt.load.problem import build_model, import_problem, make_inputs
-from kernelopt.profiling.timing import bench_interleaved, robust_spread_pct
+from kernelopt.core.timing import bench_interleaved, robust_spread_pct
 
 SETTINGS = ((5, 100.0), (5, 100.0), (15, 30.0), (15, 30.0), (25, 100.0))
 

@@ -14,8 +14,8 @@ def load_source(source: str, name: str) -> types.ModuleType:
 
 
 def emu_namespace() -> dict:
-    """What every gemm_fp32 candidate module defines (search.gemm_group embeds it verbatim): `_Emu`,
-    `_direct_out` and the constructions of search/gemm_emulated.py."""
-    from kernelopt.search.gemm_group import _EMU_CLASS, _gemm_library_source
+    """What every gemm_fp32 candidate module defines (search.generators.gemm_group embeds it verbatim): `_Emu`,
+    `_direct_out` and the constructions of kernels/gemm_emulated.py."""
+    from kernelopt.search.generators.gemm_group import _EMU_CLASS, _gemm_library_source
 
     return load_source(_gemm_library_source() + _EMU_CLASS, "kernelopt_test_gemm_candidate").__dict__

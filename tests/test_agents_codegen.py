@@ -25,7 +25,7 @@ from kernelopt.agents.codegen import CodegenGenerator
 from kernelopt.agents.generator import LLMGenerator
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.compiled.group import library_groups
-from kernelopt.pipeline.job import JobContext
+from kernelopt.pipeline.context import JobContext
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.search.beam import SearchConfig, search_kernel

@@ -1,6 +1,6 @@
 """The conv_fp32 generator (issue 8, item 4): cuDNN convolution constructions for library groups.
 
-On a CPU there is no cuDNN and no TF32: `search.conv_emulated.tc_conv` emulates a tensor-core
+On a CPU there is no cuDNN and no TF32: `kernels.conv_emulated.tc_conv` emulates a tensor-core
 convolution by truncating both operands to TF32 before an fp32 convolution, so the split's
 algebra is tested here against float64 (as tests/test_gemm_emulated.py tests the GEMM splits),
 and the candidates built from the real H200 captures (tests/testdata/captured_h200) run their
@@ -20,11 +20,12 @@ import torch
 
 from kernelopt.compiled.group import library_groups, reference_source
 from kernelopt.pipeline.model_job import _group_target
-from kernelopt.search import conv_emulated as ce
-from kernelopt.search.conv_group import ConvFp32Generator, _conv_library_source, candidate_source, read_call
+from kernelopt.kernels import conv_emulated as ce
+from kernelopt.search.generators.conv_group import ConvFp32Generator, _conv_library_source, candidate_source, read_call
 from kernelopt.search.registry import GENERATORS, default_generators, applicable, make_generator
 from kernelopt.verify.gate3_model import check_model
-from kernelopt.verify.precision import declared_precision, reduced_precision_markers, strict_verdict
+from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
+from kernelopt.core.precision import declared_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = Path(__file__).parent / "testdata" / "captured_h200"

@@ -1,4 +1,4 @@
-"""search/conv_implicit_gemm.py: the Triton implicit-GEMM convolution is aten.convolution for every 2-D
+"""benchmarks/conv_implicit_gemm.py: the Triton implicit-GEMM convolution is aten.convolution for every 2-D
 forward case it accepts (strides, padding, dilation, groups, bias; NCHW or channels-last operands; either
 output layout), and says why where it does not apply. Without a GPU it runs in Triton's interpreter, which
 computes its dots in fp32 (the split precisions are timed and their errors measured by
@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kernelopt.search import conv_implicit_gemm as cig
+from benchmarks import conv_implicit_gemm as cig
 
 CASES = [  # input, weight, bias, stride, padding, dilation, groups
     ((2, 8, 9, 11), (16, 8, 3, 3), True, (1, 1), (1, 1), (1, 1), 1),

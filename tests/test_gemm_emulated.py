@@ -1,4 +1,4 @@
-"""fp32-accurate tensor-core GEMMs (search/gemm_emulated.py).
+"""fp32-accurate tensor-core GEMMs (kernels/gemm_emulated.py).
 
 On the CPU the cuBLAS-split functions emulate the tensor core (TF32 operands
 truncated, fp32 products) and the Triton kernel runs on the interpreter (every
@@ -16,7 +16,7 @@ import os
 import pytest
 import torch
 
-from kernelopt.search import gemm_emulated as ge
+from kernelopt.kernels import gemm_emulated as ge
 from tests.gemm_candidate import emu_namespace
 
 ERR_FACTOR = 2.0  # CPU fp32 GEMMs (blocked, FMA) are tighter than cuBLAS fp32; see the docstring

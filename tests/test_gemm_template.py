@@ -1,4 +1,4 @@
-"""gemm_fp32 on a GEMM Inductor gave its own Triton `mm` template (search/gemm_template.py).
+"""gemm_fp32 on a GEMM Inductor gave its own Triton `mm` template (search/generators/gemm_template.py).
 
 tests/testdata/captured_h200_templates/18_matmul_small_k: the output module Inductor wrote on an H200
 for benchmarks/problems/level1/18 (16384×32 · 32×16384, fp32, max-autotune): a Triton template, not
@@ -16,8 +16,8 @@ import torch
 
 from kernelopt.compiled.group import library_groups, rewrite_module
 from kernelopt.pipeline.model_job import _group_target
-from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source, emulated_body
-from kernelopt.search.gemm_template import TemplateGemm, read_template_gemm
+from kernelopt.search.generators.gemm_group import GemmFp32Generator, candidate_source, emulated_body
+from kernelopt.search.generators.gemm_template import TemplateGemm, read_template_gemm
 from kernelopt.search.generator import Attempt
 from tests.gemm_candidate import emu_namespace, load_source
 

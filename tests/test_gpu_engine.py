@@ -85,7 +85,7 @@ def _search_one(arg):
     from kernelopt.compiled.graph import CapturedGraph
     from kernelopt.pipeline.model_job import _target
     from kernelopt.search.evaluate import EvalBatch, EvalContext, evaluate_batch
-    from kernelopt.search.launch_config import LaunchConfigGenerator
+    from kernelopt.search.generators.launch_config import LaunchConfigGenerator
 
     cg = CapturedGraph.load(workdir)
     graph = dec(Path(cg.module_path).read_text())
@@ -218,7 +218,7 @@ def test_a_bf16_kernel_file_runs_on_the_gpu_not_the_interpreter(tmp_path):
 
 def test_a_gemm_inductor_gave_its_mm_template_is_searched_by_gemm_fp32(tmp_path):
     """Suite level1/18 (16384×32 · 32×16384): Inductor launches its own Triton mm template, not cuBLAS; until
-    search/gemm_template.py the group ended "no-candidates: the GEMM is a Triton template Inductor chose"."""
+    search/generators/gemm_template.py the group ended "no-candidates: the GEMM is a Triton template Inductor chose"."""
     from kernelopt.pipeline.check import CheckRequest, run_check
     from kernelopt.pipeline.job import run_job
     from kernelopt.pipeline.options import JobOptions

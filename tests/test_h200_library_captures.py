@@ -16,9 +16,9 @@ from kernelopt.compiled.decompose import decompose
 from kernelopt.compiled.group import GEMM_OPS, library_groups, rewrite_module
 from kernelopt.compiled.restitch import stitched_source
 from kernelopt.pipeline.model_job import _group_target
-from kernelopt.search.conv_group import ConvFp32Generator
-from kernelopt.search.conv_group import candidate_source as conv_candidate_source
-from kernelopt.search.gemm_group import GemmFp32Generator, candidate_source
+from kernelopt.search.generators.conv_group import ConvFp32Generator
+from kernelopt.search.generators.conv_group import candidate_source as conv_candidate_source
+from kernelopt.search.generators.gemm_group import GemmFp32Generator, candidate_source
 from tests.gemm_candidate import emu_namespace
 
 H200 = Path(__file__).parent / "testdata" / "captured_h200"
@@ -59,7 +59,7 @@ def test_group_restitch_on_an_h200_capture(path):
             ast.parse(candidate_source(g, "auto"))
         else:
             assert reason is not None and g.op in reason
-            assert ConvFp32Generator().applicable(target) is None  # search/conv_group.py takes these
+            assert ConvFp32Generator().applicable(target) is None  # search/generators/conv_group.py takes these
             ast.parse(conv_candidate_source(g, "split3"))
 
 

@@ -6,6 +6,10 @@ import pytest
 
 from kernelopt.isolation import ChildError, ChildSession, run_in_child
 
+# The children below run this module's functions: the sandbox shows them only `kernelopt/`
+# unless tests/ is handed over read-only, as a job hands over its problem file.
+TESTS = (os.path.dirname(os.path.abspath(__file__)),)
+
 
 def _square(x):
     return x * x
@@ -36,12 +40,12 @@ def _counter(_):
 
 
 def test_result_comes_back():
-    assert run_in_child(_square, 7, timeout_s=60) == 49
+    assert run_in_child(_square, 7, timeout_s=60, read_only=TESTS) == 49
 
 
 def test_exception_is_reported_with_traceback():
     with pytest.raises(ChildError) as err:
-        run_in_child(_raise, "bad input", timeout_s=60)
+        run_in_child(_raise, "bad input", timeout_s=60, read_only=TESTS)
     assert err.value.kind == "exception"
     assert "ValueError: bad input" in err.value.message
     assert "_raise" in err.value.traceback
@@ -49,7 +53,7 @@ def test_exception_is_reported_with_traceback():
 
 def test_crash_is_reported():
     with pytest.raises(ChildError) as err:
-        run_in_child(_crash, None, timeout_s=60)
+        run_in_child(_crash, None, timeout_s=60, read_only=TESTS)
     assert err.value.kind == "crash"
     assert "exit code 3" in err.value.message
 
@@ -57,21 +61,21 @@ def test_crash_is_reported():
 def test_timeout_kills_the_child():
     t0 = time.monotonic()
     with pytest.raises(ChildError) as err:
-        run_in_child(_sleep, 30, timeout_s=3)
+        run_in_child(_sleep, 30, timeout_s=3, read_only=TESTS)
     assert err.value.kind == "timeout"
     assert time.monotonic() - t0 < 20
 
 
 def test_only_allow_listed_environment_reaches_the_child(monkeypatch):
     monkeypatch.setenv("KERNELOPT_DATABASE_URL", "postgresql://secret@db/x")
-    assert run_in_child(_env, "TORCHINDUCTOR_TEST_VAR", timeout_s=60, env={"TORCHINDUCTOR_TEST_VAR": "x"}) == "x"
-    assert run_in_child(_env, "KERNELOPT_DATABASE_URL", timeout_s=60) is None
-    assert run_in_child(_env, "KERNELOPT_TEST_VAR", timeout_s=60, env={"KERNELOPT_TEST_VAR": "x"}) is None
+    assert run_in_child(_env, "TORCHINDUCTOR_TEST_VAR", timeout_s=60, read_only=TESTS, env={"TORCHINDUCTOR_TEST_VAR": "x"}) == "x"
+    assert run_in_child(_env, "KERNELOPT_DATABASE_URL", timeout_s=60, read_only=TESTS) is None
+    assert run_in_child(_env, "KERNELOPT_TEST_VAR", timeout_s=60, read_only=TESTS, env={"KERNELOPT_TEST_VAR": "x"}) is None
     assert "TORCHINDUCTOR_TEST_VAR" not in os.environ
 
 
 def test_session_keeps_state_and_restarts_after_a_crash():
-    with ChildSession() as session:
+    with ChildSession(read_only=TESTS) as session:
         assert session.call(_counter, None, timeout_s=60) == 1
         assert session.call(_counter, None, timeout_s=60) == 2
         with pytest.raises(ChildError) as err:
@@ -120,7 +124,7 @@ def _gone(marker: str, within_s: float = 10) -> bool:
 
 def test_session_may_start_processes_and_closing_it_ends_them():
     marker = "61.%d" % (time.time_ns() % 10**6)
-    session = ChildSession()
+    session = ChildSession(read_only=TESTS)
     session.call(_start_grandchildren, marker, timeout_s=60)
     assert len(_processes_with(marker)) == 2
     session.close()
@@ -133,10 +137,10 @@ def test_an_unclosed_session_does_not_hang_interpreter_exit(tmp_path):
 
     script = tmp_path / "leave_open.py"
     script.write_text(
-        "from isolation import ChildSession\n"
-        "from tests.test_isolation import _square\n"
+        "from kernelopt.isolation import ChildSession\n"
+        "from tests.test_isolation import TESTS, _square\n"
         "if __name__ == '__main__':\n"
-        "    s = ChildSession()\n"
+        "    s = ChildSession(read_only=TESTS)\n"
         "    print(s.call(_square, 6, timeout_s=60))\n"  # exits without s.close()
     )
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -157,7 +161,7 @@ def _job_that_hangs(marker):
 def test_timeout_kills_processes_in_sessions_of_their_own():
     marker = "62.%d" % (time.time_ns() % 10**6)
     with pytest.raises(ChildError) as err:
-        run_in_child(_job_that_hangs, marker, timeout_s=5)
+        run_in_child(_job_that_hangs, marker, timeout_s=5, read_only=TESTS)
     assert err.value.kind == "timeout"
     assert _gone(marker), "a timed-out child left a process running"
 
@@ -177,7 +181,7 @@ def test_a_reply_that_would_run_code_in_the_parent_is_refused():
     if os.path.exists("/tmp/kernelopt-pwned"):
         os.remove("/tmp/kernelopt-pwned")
     with pytest.raises(ChildError) as err:
-        run_in_child(_reply_with_code, None, timeout_s=60)
+        run_in_child(_reply_with_code, None, timeout_s=60, read_only=TESTS)
     assert err.value.kind == "protocol"
     assert "posix.system" in err.value.message or "system" in err.value.message
     assert not os.path.exists("/tmp/kernelopt-pwned")
@@ -185,7 +189,7 @@ def test_a_reply_that_would_run_code_in_the_parent_is_refused():
 
 def test_the_exception_type_is_reported_apart_from_its_message():
     with pytest.raises(ChildError) as err:
-        run_in_child(_raise, "bad input", timeout_s=60)
+        run_in_child(_raise, "bad input", timeout_s=60, read_only=TESTS)
     assert err.value.exc_type == "ValueError"
 
 

@@ -20,7 +20,7 @@ from kernelopt.compiled.group import (CHAIN_OP, all_groups, kernel_chains, libra
 from kernelopt.compiled.module_parse import find_call
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.profiling.baseline import BaselineProfile, KernelShare
-from kernelopt.profiling.strategy import plan_groups
+from kernelopt.search.strategy import plan_groups
 from kernelopt.search.registry import applicable, make_generator, target_kind_reason
 from tests.llm_server import ScriptedLLM
 

@@ -27,7 +27,7 @@ from kernelopt.compiled.runtime import load_kernel_module
 from kernelopt.search.beam import SearchHistory
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.kernel_source import parse_kernel, standalone_module
-from kernelopt.search.launch_config import LaunchConfigGenerator, build_space
+from kernelopt.search.generators.launch_config import LaunchConfigGenerator, build_space
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 

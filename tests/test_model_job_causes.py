@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelopt.pipeline.job import JobFallback
+from kernelopt.pipeline.context import JobFallback
 from kernelopt.compiled.group import library_groups
 from kernelopt.pipeline.model_job import (_group_target, decline_reason, group_declines, kernel_wins, search_cause,
                                           unverified_outcome, verify_reserve_s)
-from kernelopt.pipeline.outcome import Cause, Outcome, cause_code
+from kernelopt.core.outcome import Cause, Outcome, cause_code
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
-from kernelopt.search.launch_config import LaunchConfigGenerator
+from kernelopt.search.generators.launch_config import LaunchConfigGenerator
 from kernelopt.search.registry import available, default_generators, make_generator, outside_job_hint
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.result import GateResult
@@ -163,7 +163,7 @@ def _conv_bn_relu_plan(names: list[str]):
     from kernelopt.compiled.decompose import decompose
     from kernelopt.compiled.group import all_groups
     from kernelopt.profiling.baseline import BaselineProfile, KernelShare
-    from kernelopt.profiling.strategy import plan_groups, plan_targets
+    from kernelopt.search.strategy import plan_groups, plan_targets
 
     source = (H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()
     graph = decompose(source)
@@ -191,7 +191,7 @@ def test_a_group_no_generator_applies_to_is_no_target_and_its_kernels_are_weighe
     """Issue 27: level2/03 ended `no-candidates` on the group alone, its Triton kernels (54% of GPU time)
     unmentioned in the cause. Now the group is no target, each kernel is weighed by its own share, and
     the cause is the kernels' (at the memory roofline), naming the group no generator applies to."""
-    from kernelopt.profiling.strategy import NO_GENERATOR, fallback_cause
+    from kernelopt.search.strategy import NO_GENERATOR, fallback_cause
 
     prof, decisions = _conv_bn_relu_plan(default_generators())
     by = {d.name: d for d in decisions}
@@ -212,7 +212,7 @@ def test_a_group_no_generator_applies_to_is_no_target_and_its_kernels_are_weighe
 
 
 def test_no_candidates_only_where_no_generator_applies_to_any_target():
-    from kernelopt.profiling.strategy import fallback_cause
+    from kernelopt.search.strategy import fallback_cause
 
     prof, decisions = _conv_bn_relu_plan(["gemm_fp32"])  # no kernel generator: nothing is weighed by Amdahl
     assert not any(d.searched for d in decisions)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from kernelopt.pipeline.report import ncu_lines
 from kernelopt.profiling.ncu import NcuRequest, find_ncu, gpu_profiler_lock, ncu_command, ncu_profile, parse_details_csv, tier
-from kernelopt.profiling.strategy import TargetDecision, apply_ncu
+from kernelopt.search.strategy import TargetDecision, apply_ncu
 
 # a capture with a Triton kernel (its source is what the cache keys on); nothing runs it here
 CAPTURE = Path(__file__).parent / "testdata" / "captured" / "pointwise_gelu_scale"

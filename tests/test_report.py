@@ -98,12 +98,12 @@ def test_the_report_states_what_the_baselines_library_calls_computed_in():
 
 
 def test_outcomes_and_cause_codes_are_one_list():
-    """pipeline.outcome is the one list: an unknown outcome or fallback/match cause code is refused
+    """core.outcome is the one list: an unknown outcome or fallback/match cause code is refused
     where the result is made; the API's Literal and the service's counts use the same names."""
     import typing
 
     from kernelopt.api.schemas import Outcome as ApiOutcome
-    from kernelopt.pipeline.outcome import OUTCOMES, Cause, Outcome
+    from kernelopt.core.outcome import OUTCOMES, Cause, Outcome
     from kernelopt.service.job_queries import StatsTally
 
     assert typing.get_args(ApiOutcome) == OUTCOMES == ("optimized", "matched", "fallback", "failed")

@@ -12,7 +12,7 @@ from kernelopt.compiled.decompose import decompose
 from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.pipeline.model_job import _target
 from kernelopt.pipeline.optimized_module import write_optimized_module
-from kernelopt.search.launch_config import LaunchConfigGenerator
+from kernelopt.search.generators.launch_config import LaunchConfigGenerator
 
 DATA = Path(__file__).parent / "testdata"
 

@@ -14,6 +14,11 @@ import pytest
 from kernelopt.isolation import ChildError, run_in_child, sandbox_layers
 from kernelopt.isolation.sandbox import allowed, child_environment
 
+ROOT = Path(__file__).resolve().parents[1]
+# The children below run this module's functions: the sandbox shows them only `kernelopt/`
+# unless tests/ is handed over read-only, as a job hands over its problem file.
+TESTS = (ROOT / "tests",)
+
 
 def test_every_layer_is_on_here():
     """CI's machine and the GPU machines give every layer: a missing one is a failure, not a skip."""
@@ -99,7 +104,7 @@ def test_no_credential_reaches_the_child(monkeypatch):
     monkeypatch.setenv("KERNELOPT_DATABASE_URL", "postgresql://kernelopt:s3cret@db/kernelopt")
     monkeypatch.setenv("KERNELOPT_BROKER_URL", "redis://:s3cret@redis:6379/0")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-s3cret")
-    env = run_in_child(_env, None, timeout_s=60)
+    env = run_in_child(_env, None, timeout_s=60, read_only=TESTS)
     assert not [k for k, v in env.items() if "s3cret" in v]
     fixed = set(child_environment(Path("/x"), {}, {}))
     assert not [k for k in env if not (allowed(k) or k in fixed or k == "PWD")]
@@ -113,13 +118,22 @@ def test_service_files_are_invisible_and_only_scratch_is_writable(tmp_path):
     os.chmod(secret.parent, 0o755)
     os.chmod(secret, 0o644)  # readable by anyone on the host: only the fresh root hides it
     scratch = tmp_path / "scratch"
-    assert run_in_child(_read, str(secret), timeout_s=60, scratch=scratch).startswith("denied")
-    assert run_in_child(_write, str(tmp_path / "service" / "planted"), timeout_s=60, scratch=scratch) != "written"
+    assert run_in_child(_read, str(secret), timeout_s=60, read_only=TESTS, scratch=scratch).startswith("denied")
+    assert run_in_child(_write, str(tmp_path / "service" / "planted"), timeout_s=60, read_only=TESTS, scratch=scratch) != "written"
     assert not (tmp_path / "service" / "planted").exists()
-    assert run_in_child(_write, str(scratch / "mine.txt"), timeout_s=60, scratch=scratch) == "written"
+    assert run_in_child(_write, str(scratch / "mine.txt"), timeout_s=60, read_only=TESTS, scratch=scratch) == "written"
     assert (scratch / "mine.txt").read_text() == "pwned"
     # The project's own checkout holds more than code (.env, run directories, the data directory).
-    assert run_in_child(_read, str(Path(__file__).parents[1] / "pyproject.toml"), timeout_s=60).startswith("denied")
+    assert run_in_child(_read, str(Path(__file__).parents[1] / "pyproject.toml"), timeout_s=60, read_only=TESTS).startswith("denied")
+
+
+def test_only_the_package_of_the_checkout_is_visible():
+    """The child imports `kernelopt` and sees nothing else of the checkout: not tests/, benchmarks/, scripts/
+    or the top-level links (a function of the standard library does the looking: no test code is handed over)."""
+    seen = {name: run_in_child(os.path.exists, str(ROOT / name), timeout_s=60)
+            for name in ("kernelopt/__init__.py", "tests", "benchmarks", "scripts", "api", "README.md")}
+    assert seen == {"kernelopt/__init__.py": True, "tests": False, "benchmarks": False, "scripts": False,
+                    "api": False, "README.md": False}
 
 
 def test_no_connection_leaves_the_child():
@@ -127,7 +141,7 @@ def test_no_connection_leaves_the_child():
     client = redis.Redis(host="127.0.0.1", port=6379)
     client.delete("kernelopt-sandbox-test")
     for port in (6379, 5432):
-        assert run_in_child(_connect, port, timeout_s=60).startswith("refused")
+        assert run_in_child(_connect, port, timeout_s=60, read_only=TESTS).startswith("refused")
     assert client.get("kernelopt-sandbox-test") is None
 
 
@@ -151,7 +165,7 @@ def _gpu_work(_) -> dict:
 
 @pytest.mark.gpu
 def test_gpu_stages_work_inside_the_sandbox(tmp_path):
-    out = run_in_child(_gpu_work, None, timeout_s=300, scratch=tmp_path)
+    out = run_in_child(_gpu_work, None, timeout_s=300, read_only=TESTS, scratch=tmp_path)
     assert out["triton"] == 2000.0 and out["compiled"] == 3000.0
     assert out["uid"] not in (0, os.getuid()) and out["network"].startswith("refused")
     assert "var" not in out["root"] and "home" not in out["root"]  # a fresh root, not the host's
@@ -173,7 +187,7 @@ def _alive_with(marker: str) -> list[int]:
 
 def test_a_setsid_daemon_dies_with_its_child():
     marker = "73.%d" % (time.time_ns() % 10**6)
-    run_in_child(_daemon, marker, timeout_s=60)
+    run_in_child(_daemon, marker, timeout_s=60, read_only=TESTS)
     deadline = time.monotonic() + 10
     while _alive_with(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -181,19 +195,19 @@ def test_a_setsid_daemon_dies_with_its_child():
 
 
 def test_the_child_runs_under_a_uid_of_its_own():
-    uid, gid, _ = run_in_child(_ids, None, timeout_s=60)
+    uid, gid, _ = run_in_child(_ids, None, timeout_s=60, read_only=TESTS)
     assert uid not in (0, os.getuid()) and gid not in (0, os.getgid())
 
 
 def test_processes_and_memory_are_limited():
-    started = run_in_child(_fork_many, 3000, timeout_s=120)
+    started = run_in_child(_fork_many, 3000, timeout_s=120, read_only=TESTS)
     assert started < 3000
-    assert run_in_child(_allocate, 40, timeout_s=60, env={"CUDA_VISIBLE_DEVICES": ""}) == "MemoryError"
+    assert run_in_child(_allocate, 40, timeout_s=60, read_only=TESTS, env={"CUDA_VISIBLE_DEVICES": ""}) == "MemoryError"
 
 
 def test_a_child_killed_by_a_limit_is_a_crash_not_a_hang():
     with pytest.raises(ChildError) as err:
-        run_in_child(_abort, None, timeout_s=60)
+        run_in_child(_abort, None, timeout_s=60, read_only=TESTS)
     assert err.value.kind == "crash" and "SIGABRT" in err.value.message
 
 
@@ -210,7 +224,7 @@ def _plant_links(scratch: str) -> list[str]:
 
 
 def test_links_left_by_a_child_are_gone_when_it_ends(tmp_path):
-    planted = run_in_child(_plant_links, str(tmp_path), timeout_s=60, scratch=tmp_path)
+    planted = run_in_child(_plant_links, str(tmp_path), timeout_s=60, read_only=TESTS, scratch=tmp_path)
     assert "report.md" in planted
     assert not (tmp_path / "report.md").is_symlink() and not (tmp_path / "kernels" / "root").is_symlink()
     assert (tmp_path / "kernels").is_dir()
@@ -223,7 +237,7 @@ def _process_limit(_) -> int:
 
 
 def _process_limit_of_a_stage_child(_) -> tuple[int, int]:
-    return os.getuid(), run_in_child(_process_limit, None, timeout_s=120)
+    return os.getuid(), run_in_child(_process_limit, None, timeout_s=120, read_only=TESTS)
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the uid layer needs a service running as root")
@@ -234,7 +248,7 @@ def test_stage_children_of_a_job_orchestrator_are_held_to_the_process_limit(tmp_
     from kernelopt.isolation.sandbox import Rlimits, SandboxPolicy, lease_uid
 
     with lease_uid(SandboxPolicy.from_env()) as lease:
-        uid, limit = run_in_child(_process_limit_of_a_stage_child, None, timeout_s=180, trusted=True,
+        uid, limit = run_in_child(_process_limit_of_a_stage_child, None, timeout_s=180, read_only=TESTS, trusted=True,
                                   uid=lease.uid, scratch=tmp_path / "job")
     assert uid == lease.uid
     assert limit == Rlimits().processes

@@ -340,9 +340,9 @@ def test_a_reference_that_cannot_run_in_float64_leaves_allclose_verdict(cancelli
 
 
 def test_comparisons_in_chunks_say_what_one_whole_pass_says(monkeypatch):
-    """Gate 2 compares a 12 GiB output chunk by chunk (verify.compare.COMPARE_CHUNK): same verdicts, same feedback."""
-    from kernelopt.verify import compare
-    from kernelopt.verify.compare import compare_close, max_abs_error, poison_
+    """Gate 2 compares a 12 GiB output chunk by chunk (core.compare.COMPARE_CHUNK): same verdicts, same feedback."""
+    from kernelopt.core import compare
+    from kernelopt.core.compare import compare_close, max_abs_error, poison_
 
     ref = torch.randn(64, 33, generator=torch.Generator().manual_seed(3))
     wrong = ref.clone()

@@ -52,14 +52,14 @@ def test_one_slow_round_does_not_inflate_the_noise():
     """A 3-D max-pool once reported 35.81% noise from one slow round; repeat runs vary by < 1.5%."""
     r = check_performance([1.0, 1.001, 0.999, 1.0, 1.5], [0.95, 0.951, 0.949, 0.95, 0.95])
     assert r.metrics["noise_pct"] < 0.5 and r.passed
-    from kernelopt.profiling.timing import Timing
+    from kernelopt.core.timing import Timing
 
     t = Timing({"baseline": [2.0, 2.01, 1.99, 2.0, 3.0]}, "do_bench")
     assert t.noise_pct["baseline"] < 1.0
 
 
 def test_a_noisy_verdict_from_five_rounds_is_re_timed_and_decided_on_all_rounds():
-    from kernelopt.profiling.timing import Timing, merge_timings
+    from kernelopt.core.timing import Timing, merge_timings
     from kernelopt.verify.gate4_perf import MORE_ROUNDS, RETIME_NOISE_PCT, needs_more_rounds
 
     noisy_b, noisy_c = [1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 0.94, 1.06, 0.95, 1.05]  # ratios scatter by ~5%

@@ -101,7 +101,7 @@ class CeleryWorker:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60) -> "CeleryWorker":
-        from kernelopt.worker.celery_app import QUEUE
+        from kernelopt.worker.broker import QUEUE
 
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(

@@ -91,7 +91,7 @@ def artifacts(settings, job_id: str):
 
 
 def broker_empty(broker) -> bool:
-    from kernelopt.worker.celery_app import QUEUE
+    from kernelopt.worker.broker import QUEUE
 
     return broker.llen(QUEUE) == 0 and broker.hlen("unacked") == 0
 
@@ -383,7 +383,7 @@ def test_a_job_killed_at_its_time_limit_without_a_gpu_records_no_speed(tmp_path)
 # --------------------------------------------------------------------------- configuration
 
 def test_celery_app_configuration(wsettings):
-    from kernelopt.worker.celery_app import QUEUE, TASK_NAME, make_celery
+    from kernelopt.worker.broker import QUEUE, TASK_NAME, make_celery
 
     app = make_celery(wsettings)
     conf = app.conf

@@ -23,7 +23,7 @@ from pipeline.options import JobOptions, JobResult  # noqa: E402
 from pipeline.report import render_markdown, to_jsonable  # noqa: E402
 from profiling.baseline import BaselineProfile, KernelShare  # noqa: E402
 from profiling.ncu import NcuKernel, NcuResult, NcuRule  # noqa: E402
-from profiling.strategy import TargetDecision  # noqa: E402
+from search.strategy import TargetDecision  # noqa: E402
 from verify.waterfall import WaterfallResult, WaterfallStep  # noqa: E402
 
 GROUP, LN, GEMM = "_kernelopt_group_1", "triton_red_fused_add_native_layer_norm_0", \
