@@ -38,8 +38,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.gemm_epilogue_fusion import compare, compile_variant  # noqa: E402
-from kernelopt.load.problem import build_model, import_problem, make_inputs, output_leaves  # noqa: E402
 from kernelopt.core.timing import bench_interleaved  # noqa: E402
+from kernelopt.load.problem import build_model, import_problem, make_inputs, output_leaves  # noqa: E402
 
 PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/07_conv_softmax_maxpool",
             "level2/10_convtranspose_bias_tanh_center", "level2/11_conv_scale_min", "level3/02_cnn_block",

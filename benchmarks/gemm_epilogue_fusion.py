@@ -42,10 +42,10 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the checkout's root, which holds the `kernelopt` package
 from kernelopt.compiled.capture import inductor_mode_options  # noqa: E402
-from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs, output_leaves  # noqa: E402
-from kernelopt.core.timing import bench_interleaved  # noqa: E402
 from kernelopt.core.compare import compare_close, max_abs_error  # noqa: E402
+from kernelopt.core.timing import bench_interleaved  # noqa: E402
 from kernelopt.core.tolerance import gate3_tolerance  # noqa: E402
+from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs, output_leaves  # noqa: E402
 
 #: the suite's problems whose GPU time is mostly a GEMM and the kernels after it (bench.json library shares)
 PROBLEMS = ["level2/01_linear_bias_gelu", "level2/02_linear_swish_scale", "level2/05_linear_sum",

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import torch
 
-from kernelopt.load.problem import build_model, import_problem, make_inputs
 from kernelopt.core.timing import bench_interleaved, robust_spread_pct
+from kernelopt.load.problem import build_model, import_problem, make_inputs
 
 SETTINGS = ((5, 100.0), (5, 100.0), (15, 30.0), (15, 30.0), (25, 100.0))
 

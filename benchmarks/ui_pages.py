@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import os
+import platform
 import random
 import statistics
 import sys

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from kernelopt.agents.generator import LLMGenerator
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.agents.memory import ExperienceMemory, summarize

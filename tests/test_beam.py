@@ -19,10 +19,10 @@ from typing import Callable
 import torch
 
 from kernelopt.compiled.runtime import load_kernel_module
-from kernelopt.search.beam import (SearchConfig, SearchHistory, diverse_select, plan_direction, search_kernel)
+from kernelopt.search.beam import SearchConfig, SearchHistory, diverse_select, plan_direction, search_kernel
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
-from kernelopt.search.kernel_source import standalone_module
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator
+from kernelopt.search.kernel_source import standalone_module
 from tests.conftest import DEVICE
 from tests.test_launch_config import make_target
 

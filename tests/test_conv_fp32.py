@@ -19,13 +19,13 @@ import pytest
 import torch
 
 from kernelopt.compiled.group import library_groups, reference_source
-from kernelopt.pipeline.model_job import _group_target
+from kernelopt.core.precision import declared_precision
 from kernelopt.kernels import conv_emulated as ce
+from kernelopt.pipeline.model_job import _group_target
 from kernelopt.search.generators.conv_group import ConvFp32Generator, _conv_library_source, candidate_source, read_call
-from kernelopt.search.registry import GENERATORS, default_generators, applicable, make_generator
+from kernelopt.search.registry import GENERATORS, applicable, default_generators, make_generator
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
-from kernelopt.core.precision import declared_precision
 
 ROOT = Path(__file__).resolve().parents[1]
 H200 = Path(__file__).parent / "testdata" / "captured_h200"
@@ -327,7 +327,6 @@ def test_the_benchmark_measures_every_convolution_problem_of_the_suite():
     """Issue 27: conv_fp32.PROBLEMS holds every suite problem that builds a convolution module, so a grown
     suite's new shapes (2-D/3-D, transposed, grouped, depthwise) are measured."""
     from benchmarks.conv_fp32 import PROBLEMS
-
     from tests.test_suite_problems import SUITE, build
 
     kinds = (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.ConvTranspose1d, torch.nn.ConvTranspose2d,

@@ -11,13 +11,18 @@ import pytest
 import torch
 
 from kernelopt.compiled.group import library_groups, reference_source
-from kernelopt.pipeline.model_job import _group_target
+from kernelopt.core.precision import LIBRARY_MODE, declared_precision
 from kernelopt.kernels import cudnn_autotuned as rt
+from kernelopt.pipeline.model_job import _group_target
 from kernelopt.search.generators.conv_group import read_call
 from kernelopt.search.generators.cudnn_autotune import METHOD, CudnnAutotuneGenerator, candidate_source
 from kernelopt.search.registry import GENERATORS, applicable, default_generators, make_generator
-from kernelopt.verify.precision import deployed_reduced_precision, library_mode_markers, reduced_precision_markers, strict_verdict
-from kernelopt.core.precision import LIBRARY_MODE, declared_precision
+from kernelopt.verify.precision import (
+    deployed_reduced_precision,
+    library_mode_markers,
+    reduced_precision_markers,
+    strict_verdict,
+)
 from tests.test_conv_fp32 import _conv_group, _group_inputs, _run_group
 
 H200 = Path(__file__).parent / "testdata" / "captured_h200"

@@ -14,18 +14,18 @@ import torch
 
 from kernelopt.compiled.decompose import decompose
 from kernelopt.compiled.group import library_groups, reference_source
-from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
+from kernelopt.core.tolerance import Dtype, gate2_tolerance, gate3_tolerance
 from kernelopt.pipeline.kernel_job import evaluate_kernel_file_batch
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.search.evaluate import EvalBatch, EvalContext
-from kernelopt.search.generators.gemm_group import GemmFp32Generator
 from kernelopt.search.generator import Candidate, KernelTarget
+from kernelopt.search.generators.gemm_group import GemmFp32Generator
 from kernelopt.search.registry import GENERATORS, applicable, describe, dtype_reason, make_generator
-from tests.conftest import HAS_CUDA
 from kernelopt.verify.gate3_model import check_model
+from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched
-from kernelopt.core.tolerance import Dtype, gate2_tolerance, gate3_tolerance
+from tests.conftest import HAS_CUDA
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "testdata"

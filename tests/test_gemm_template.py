@@ -16,9 +16,9 @@ import torch
 
 from kernelopt.compiled.group import library_groups, rewrite_module
 from kernelopt.pipeline.model_job import _group_target
+from kernelopt.search.generator import Attempt
 from kernelopt.search.generators.gemm_group import GemmFp32Generator, candidate_source, emulated_body
 from kernelopt.search.generators.gemm_template import TemplateGemm, read_template_gemm
-from kernelopt.search.generator import Attempt
 from tests.gemm_candidate import emu_namespace, load_source
 
 DATA = Path(__file__).parent / "testdata"

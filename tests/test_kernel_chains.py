@@ -15,13 +15,20 @@ from kernelopt.agents.codegen import CodegenGenerator
 from kernelopt.agents.fusion import FusionGenerator
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.compiled.decompose import decompose
-from kernelopt.compiled.group import (CHAIN_OP, all_groups, kernel_chains, library_groups, reference_source,
-                                      rewrite_module, target_overlaps)
+from kernelopt.compiled.group import (
+    CHAIN_OP,
+    all_groups,
+    kernel_chains,
+    library_groups,
+    reference_source,
+    rewrite_module,
+    target_overlaps,
+)
 from kernelopt.compiled.module_parse import find_call
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.profiling.baseline import BaselineProfile, KernelShare
-from kernelopt.search.strategy import plan_groups
 from kernelopt.search.registry import applicable, make_generator, target_kind_reason
+from kernelopt.search.strategy import plan_groups
 from tests.llm_server import ScriptedLLM
 
 DATA = Path(__file__).parent / "testdata"

@@ -26,8 +26,8 @@ import triton.language as tl
 from kernelopt.compiled.runtime import load_kernel_module
 from kernelopt.search.beam import SearchHistory
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
-from kernelopt.search.kernel_source import parse_kernel, standalone_module
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator, build_space
+from kernelopt.search.kernel_source import parse_kernel, standalone_module
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 

@@ -14,14 +14,14 @@ import torch
 from kernelopt.compiled.decompose import decompose
 from kernelopt.compiled.group import library_groups, reference_source, rewrite_module
 from kernelopt.compiled.restitch import ModelContext, stitched_source
+from kernelopt.core.precision import declared_precision
 from kernelopt.pipeline.model_job import _group_target
 from kernelopt.profiling.baseline import BaselineProfile, KernelShare
-from kernelopt.search.strategy import fallback_cause, plan_groups
 from kernelopt.search.evaluate import EvalBatch, EvalContext, evaluate_batch
 from kernelopt.search.generators.gemm_group import GemmFp32Generator, candidate_source
 from kernelopt.search.registry import GENERATORS, describe, make_generator
+from kernelopt.search.strategy import fallback_cause, plan_groups
 from kernelopt.verify.precision import reduced_precision_markers
-from kernelopt.core.precision import declared_precision
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched
 
 DATA = Path(__file__).parent / "testdata"

@@ -9,11 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernelopt.pipeline.context import JobFallback
 from kernelopt.compiled.group import library_groups
-from kernelopt.pipeline.model_job import (_group_target, decline_reason, group_declines, kernel_wins, search_cause,
-                                          unverified_outcome, verify_reserve_s)
 from kernelopt.core.outcome import Cause, Outcome, cause_code
+from kernelopt.pipeline.context import JobFallback
+from kernelopt.pipeline.model_job import (
+    _group_target,
+    decline_reason,
+    group_declines,
+    kernel_wins,
+    search_cause,
+    unverified_outcome,
+    verify_reserve_s,
+)
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator
 from kernelopt.search.registry import available, default_generators, make_generator, outside_job_hint

@@ -12,8 +12,8 @@ from pathlib import Path
 import torch
 
 from kernelopt.load.stage import LoadRequest, load_problem
-from kernelopt.pipeline.device import DeviceInfo
 from kernelopt.pipeline.context import JobContext
+from kernelopt.pipeline.device import DeviceInfo
 from kernelopt.pipeline.model_job import run_model_job
 from kernelopt.pipeline.options import JobOptions
 

@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 
 from kernelopt.pipeline.report import ncu_lines
-from kernelopt.profiling.ncu import NcuRequest, find_ncu, gpu_profiler_lock, ncu_command, ncu_profile, parse_details_csv, tier
+from kernelopt.profiling.ncu import (
+    NcuRequest,
+    find_ncu,
+    gpu_profiler_lock,
+    ncu_command,
+    ncu_profile,
+    parse_details_csv,
+    tier,
+)
 from kernelopt.search.strategy import TargetDecision, apply_ncu
 
 # a capture with a Triton kernel (its source is what the cache keys on); nothing runs it here

@@ -7,7 +7,13 @@ import pytest
 import torch
 
 from kernelopt.profiling.baseline import BaselineProfile, KernelShare
-from kernelopt.profiling.roofline import bytes_per_call, extent_bytes, launch_bytes, measured_bandwidth_gbps, model_ceiling
+from kernelopt.profiling.roofline import (
+    bytes_per_call,
+    extent_bytes,
+    launch_bytes,
+    measured_bandwidth_gbps,
+    model_ceiling,
+)
 from kernelopt.search.strategy import fallback_cause, plan_targets, required_kernel_speedup
 
 

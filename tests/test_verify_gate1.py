@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from kernelopt.compiled.kernel_io import KernelIO
-from tests.kernels import source
 from kernelopt.verify.gate1_static import check_static, check_static_in_child
+from tests.kernels import source
 
 N = 1000
 

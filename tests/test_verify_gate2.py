@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from kernelopt.compiled.kernel_io import KernelIO, clone_arg
-from tests.kernels import source
 from kernelopt.verify.gate2_kernel import check_kernel, check_kernel_in_child, check_kernel_outputs, reference_io
 from kernelopt.verify.launch import load_candidate
+from tests.kernels import source
 
 PW_NAMES = ["in_ptr0", "out_ptr0", "xnumel"]
 N = 1000  # not a multiple of the block (128): a missing tail shows

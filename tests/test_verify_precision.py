@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from kernelopt.verify.precision import introduced_markers, reduced_precision_markers
 from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.verify.precision import introduced_markers, reduced_precision_markers
 
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
 

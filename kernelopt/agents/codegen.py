@@ -31,8 +31,8 @@ from kernelopt.agents.generator import Conversation, LLMGenerator, _timing
 from kernelopt.agents.planner import STRATEGIES, Plan, avoid_context, parse_plan, profile_context
 from kernelopt.agents.templates import prompt
 from kernelopt.compiled.group import CHAIN_OP, LibraryGroup, run_function_source
-from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.core.precision import FP32_EMULATIONS, declared_precision
+from kernelopt.search.generator import Attempt, KernelTarget
 
 NAME = "llm_codegen"
 #: the fp32 emulations offered to the LLM: Gate 3's FP32_EMULATIONS without gemm_fp32's construction names

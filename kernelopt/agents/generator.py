@@ -82,8 +82,8 @@ def current_module(target: KernelTarget) -> str:
     if target.kind == "kernel-file" or target.is_group:
         return target.source
     try:
-        from kernelopt.search.kernel_source import standalone_module
         from kernelopt.search.generators.launch_config import build_space
+        from kernelopt.search.kernel_source import standalone_module
 
         space = build_space(target)
         if isinstance(space, str) or not space.baseline:

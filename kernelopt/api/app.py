@@ -12,8 +12,8 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, status
-from fastapi_offline import FastAPIOffline
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from sqlalchemy import func, select
 from sqlalchemy.exc import DataError, OperationalError
 
@@ -189,7 +189,8 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     # The team dashboard (api/ui): pages under /ui, its vendored static files under /ui/static.
     from fastapi.staticfiles import StaticFiles
 
-    from kernelopt.api.ui.routes import STATIC_DIR, router as ui_router
+    from kernelopt.api.ui.routes import STATIC_DIR
+    from kernelopt.api.ui.routes import router as ui_router
 
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="ui-static")
     app.include_router(ui_router)

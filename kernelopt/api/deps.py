@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 
 from kernelopt.service.settings import Settings
 
-
 T = TypeVar("T")
 
 

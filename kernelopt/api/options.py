@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from kernelopt.pipeline.options import JobOptions
-from kernelopt.search import registry as generator_registry
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import DTYPES
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search import registry as generator_registry
 
 _ENGINE = JobOptions()  # the engine's defaults, shown in the schema; never re-stated here
 DEVICES = ("auto", "cuda", "interpreter")  # pipeline.options.JobOptions.device

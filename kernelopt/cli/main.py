@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernelopt import EXAMPLES
-from kernelopt.search.registry import default_generators
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import DTYPES, Dtype
+from kernelopt.search.registry import default_generators
 
 if TYPE_CHECKING:
     from kernelopt.pipeline.options import JobResult

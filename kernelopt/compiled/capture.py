@@ -13,8 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelopt.compiled import runtime
-from kernelopt.compiled.graph import (MODULE_FILE, TENSORS_FILE, ArgSpec, CapturedGraph, Reproduction,
-                                      reduced_precision_reduction_mode)
+from kernelopt.compiled.graph import (
+    MODULE_FILE,
+    TENSORS_FILE,
+    ArgSpec,
+    CapturedGraph,
+    Reproduction,
+    reduced_precision_reduction_mode,
+)
 from kernelopt.load.problem import (
     ProblemError,
     UnsupportedGraph,

@@ -30,8 +30,17 @@ import json
 import re
 from dataclasses import asdict, dataclass, field
 
-from kernelopt.compiled.module_parse import (TritonKernel, dotted, example_input_dtypes, find_call, find_kernels,
-                                   flatten_block, int_literal, int_tuple, op_name)
+from kernelopt.compiled.module_parse import (
+    TritonKernel,
+    dotted,
+    example_input_dtypes,
+    find_call,
+    find_kernels,
+    flatten_block,
+    int_literal,
+    int_tuple,
+    op_name,
+)
 
 ALLOC_FUNCS = {
     "empty_strided_cuda", "empty_strided_cpu", "empty_strided_xpu", "empty_strided_mtia",

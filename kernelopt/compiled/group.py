@@ -37,7 +37,14 @@ import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 
-from kernelopt.compiled.decompose import ALLOC_FUNCS, BOOKKEEPING_CALLS, VIEW_FUNCS, VIEW_METHODS, KernelGraph, decompose
+from kernelopt.compiled.decompose import (
+    ALLOC_FUNCS,
+    BOOKKEEPING_CALLS,
+    VIEW_FUNCS,
+    VIEW_METHODS,
+    KernelGraph,
+    decompose,
+)
 from kernelopt.compiled.module_parse import comment_block_above, dotted, find_call, op_name
 
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)

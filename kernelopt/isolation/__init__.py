@@ -1,5 +1,13 @@
 """The one place that starts child processes: each in the sandbox (isolation.sandbox)."""
-from kernelopt.isolation.child import ChildError, ChildErrorKind, ChildSession, job_sandbox, kill_tree, run_in_child, sandbox_layers
+from kernelopt.isolation.child import (
+           ChildError,
+           ChildErrorKind,
+           ChildSession,
+           job_sandbox,
+           kill_tree,
+           run_in_child,
+           sandbox_layers,
+)
 from kernelopt.isolation.sandbox import Layer, Layers
 
 __all__ = ["ChildError", "ChildErrorKind", "ChildSession", "Layer", "Layers", "job_sandbox", "kill_tree",

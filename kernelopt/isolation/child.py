@@ -33,8 +33,21 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
 from kernelopt.isolation import safe_pickle
-from kernelopt.isolation.sandbox import (Confinement, Layer, Layers, SandboxPolicy, UidLease, child_environment, command, give_to,
-                               lease_uid, probe_layers, remove_links, rlimits_for, uses_gpu)
+from kernelopt.isolation.sandbox import (
+    Confinement,
+    Layer,
+    Layers,
+    SandboxPolicy,
+    UidLease,
+    child_environment,
+    command,
+    give_to,
+    lease_uid,
+    probe_layers,
+    remove_links,
+    rlimits_for,
+    uses_gpu,
+)
 
 In = TypeVar("In")
 Out = TypeVar("Out")

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from kernelopt.core.outcome import Outcome, cause_code
+from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.errors import InputError
 from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
-from kernelopt.core.outcome import Outcome, cause_code
 from kernelopt.pipeline.provenance import engine_fingerprint
-from kernelopt.core.precision import PrecisionPolicy
-from kernelopt.core.tolerance import Dtype
 
 
 @dataclass

@@ -12,10 +12,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelopt.isolation import ChildError, run_in_child
-from kernelopt.pipeline.errors import InputError, require_file
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import Dtype
+from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.pipeline.errors import InputError, require_file
 
 CHECK_SEEDS = [7001, 7002, 7003, 7004, 7005]
 
@@ -62,8 +62,16 @@ def _compare(req: CheckRequest) -> dict:
 
     import torch
 
-    from kernelopt.load.problem import MODEL_SEED, build_model, dtype_from_name, import_problem, make_inputs, output_leaves
-    from kernelopt.load.problem import ProblemError, problem_kind
+    from kernelopt.load.problem import (
+        MODEL_SEED,
+        ProblemError,
+        build_model,
+        dtype_from_name,
+        import_problem,
+        make_inputs,
+        output_leaves,
+        problem_kind,
+    )
     from kernelopt.verify.gate3_model import check_model
 
     opt_name, prob_name = Path(req.optimized_path).name, Path(req.problem_path).name

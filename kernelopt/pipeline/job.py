@@ -12,19 +12,26 @@ import shutil
 from pathlib import Path
 from typing import Any, Optional
 
-from kernelopt.isolation import job_sandbox
 from kernelopt.compiled.graph import WEIGHTS_FILE
-from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
+from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.core.tolerance import Dtype
+from kernelopt.isolation import job_sandbox
 from kernelopt.load.problem import ProblemError, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
-from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe
 from kernelopt.pipeline.errors import InputError, require_file
-from kernelopt.pipeline.options import (NO_GPU_TIMING, NO_TIMING_FAILED, NO_TIMING_NO_DEVICE, CancelCheck, EventSink,
-                              JobOptions, JobResult)
-from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
+from kernelopt.pipeline.options import (
+    NO_GPU_TIMING,
+    NO_TIMING_FAILED,
+    NO_TIMING_NO_DEVICE,
+    CancelCheck,
+    EventSink,
+    JobOptions,
+    JobResult,
+)
 from kernelopt.pipeline.report import render_markdown, to_jsonable, write_json, write_safely
-from kernelopt.core.tolerance import Dtype
+from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
 
 
 def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None = None,

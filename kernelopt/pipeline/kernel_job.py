@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kernelopt.agents.session import job_usage
+from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
-from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
@@ -27,7 +28,6 @@ from kernelopt.search.registry import applicable, make_kernel_file_generator
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
-from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.verify.result import GateResult
 
 
@@ -50,9 +50,8 @@ def _clone(xs: list) -> list:
 def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gates 1-2 on each candidate file, then time the survivors."""
     from kernelopt.core.timing import bench_interleaved
-
-    from kernelopt.verify.gate2_kernel import check_kernel_outputs
     from kernelopt.core.tolerance import gate2_tolerance
+    from kernelopt.verify.gate2_kernel import check_kernel_outputs
 
     c = batch.context
     dtype = dtype_from_name(c.dtype)

@@ -9,26 +9,37 @@ from typing import Optional
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.decompose import KernelGraph, decompose
-from kernelopt.compiled.group import (CHAIN_OP, LibraryGroup, all_groups, is_group_name, reference_source,
-                                      target_overlaps)
 from kernelopt.compiled.graph import CapturedGraph, Reproduction
+from kernelopt.compiled.group import (
+    CHAIN_OP,
+    LibraryGroup,
+    all_groups,
+    is_group_name,
+    reference_source,
+    target_overlaps,
+)
+from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.core.precision import LIBRARY_MODE, declared_precision
+from kernelopt.core.timing import merge_timings
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.optimized_module import write_optimized_module
 from kernelopt.pipeline.options import JobResult
-from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.pipeline.report import nondeterminism_note, replaced_op, write_json, write_kernel_diff
 from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
-from kernelopt.search.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
-from kernelopt.core.timing import merge_timings
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
 from kernelopt.search.registry import applicable, make_generator, outside_job_hint
+from kernelopt.search.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
-from kernelopt.verify.precision import deployed_reduced_precision, library_math_markers, library_mode_markers, reduced_precision_markers
-from kernelopt.core.precision import LIBRARY_MODE, declared_precision
+from kernelopt.verify.precision import (
+    deployed_reduced_precision,
+    library_math_markers,
+    library_mode_markers,
+    reduced_precision_markers,
+)
 from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
 from kernelopt.verify.waterfall import select_combination
 

@@ -5,10 +5,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
 
+from kernelopt.core.outcome import Outcome, check_cause
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import Dtype
-
-from kernelopt.core.outcome import Outcome, check_cause
 
 
 def _default_generators() -> list[str]:

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Protocol
 
 from kernelopt.search.fingerprint import fingerprint
-from kernelopt.verify.gate1_source import static_refusal
 from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
+from kernelopt.verify.gate1_source import static_refusal
 
 log = logging.getLogger(__name__)
 

@@ -131,9 +131,9 @@ def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gate 1 and Gate 2 for every candidate, then time the survivors."""
     from kernelopt.compiled.kernel_io import clone_arg
     from kernelopt.core.timing import bench_interleaved
+    from kernelopt.core.tolerance import gate2_tolerance
     from kernelopt.verify.gate1_static import check_static
     from kernelopt.verify.gate2_kernel import check_kernel
-    from kernelopt.core.tolerance import gate2_tolerance
 
     state = _state(batch.context)
     tol = gate2_tolerance(batch.context.dtype)  # the job's dtype decides, not the kernel's buffers

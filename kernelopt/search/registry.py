@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass
 from typing import Iterable, Optional
 
 from kernelopt.compiled.group import CHAIN_OP
-from kernelopt.search.generator import CandidateGenerator, KernelTarget
 from kernelopt.core.tolerance import DTYPES, Dtype
+from kernelopt.search.generator import CandidateGenerator, KernelTarget
 
 
 @dataclass(frozen=True)

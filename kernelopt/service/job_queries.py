@@ -16,10 +16,9 @@ from datetime import datetime
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
-from kernelopt.pipeline.options import TIMING_NOT_MEASURED
 from kernelopt.core.outcome import OUTCOMES
+from kernelopt.pipeline.options import TIMING_NOT_MEASURED
 from kernelopt.storage.models import CANCELLED, CRASHED, FAILED, QUEUED, STATUSES, SUCCEEDED, Artifact, Job, JobEvent
-
 
 
 class InvalidCursor(ValueError):

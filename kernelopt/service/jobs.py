@@ -33,8 +33,19 @@ from sqlalchemy.orm import Session
 from kernelopt.service.job_queries import get_job, load_job
 from kernelopt.service.notify import mark_changed
 from kernelopt.storage.blobs import BlobStore
-from kernelopt.storage.models import (CANCELLED, CRASHED, FAILED, QUEUED, RUNNING, SUCCEEDED, Artifact, Job, JobEvent,
-                            Team, utcnow)
+from kernelopt.storage.models import (
+    CANCELLED,
+    CRASHED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    Artifact,
+    Job,
+    JobEvent,
+    Team,
+    utcnow,
+)
 
 _NO_SYNC = {"synchronize_session": False}  # we re-read rows explicitly after a transition
 

@@ -29,13 +29,13 @@ from typing import Any, Callable, Optional, Sequence, Union
 import torch
 
 from kernelopt.compiled.kernel_io import KernelIO, clone_arg, unchanged
-from kernelopt.isolation.child import ChildError, run_in_child
 from kernelopt.core.compare import bits, compare_close, compare_exact, is_poison, max_abs_error
+from kernelopt.core.tolerance import Dtype, gate2_tolerance
+from kernelopt.isolation.child import ChildError, run_in_child
 from kernelopt.verify.gate3_model import fallback_dists
 from kernelopt.verify.guarded import GuardedLaunch
 from kernelopt.verify.launch import cuda_device, describe_exception, launch, load_candidate, load_ios
 from kernelopt.verify.result import GateName, GateResult
-from kernelopt.core.tolerance import Dtype, gate2_tolerance
 
 GATE: GateName = "gate2"
 # The defaults below are fp32's; a job in another dtype passes that dtype's tolerance.

@@ -25,8 +25,8 @@ import torch
 
 from kernelopt.core.compare import bits, compare_close, compare_exact
 from kernelopt.core.precision import PrecisionPolicy
-from kernelopt.verify.result import GateName, GateResult
 from kernelopt.core.tolerance import Dtype, gate3_tolerance
+from kernelopt.verify.result import GateName, GateResult
 
 GATE: GateName = "gate3"
 EXACT_D_REF = 1e-8  # below this, the reference is exact: ρ would divide by ~0

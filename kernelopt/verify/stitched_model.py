@@ -12,10 +12,10 @@ from pathlib import Path
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.restitch import ModelContext
-from kernelopt.core.timing import bench_interleaved, Timing
+from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.timing import Timing, bench_interleaved
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.precision import strict_verdict
-from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.verify.result import GateResult
 
 

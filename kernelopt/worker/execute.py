@@ -396,8 +396,8 @@ def _record_agents(job_id: str, team_id: int, settings, workdir: Path) -> None:
 
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
-    from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
     from kernelopt.core.outcome import Cause, Outcome
+    from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
     from kernelopt.service import jobs
 
     job_dir = Path(settings.jobs_dir).resolve() / job_id

@@ -12,7 +12,6 @@ from kernelopt.storage.models import Job
 
 from .test_jobs import submit
 
-
 NOT_MEASURED = {"outcome": "fallback", "cause": "no-gpu: interpreter", "speedup": None, "baseline_ms": None,
                 "timing": "not-measured", "timing_note": "no GPU: the Triton interpreter checks correctness only"}
 

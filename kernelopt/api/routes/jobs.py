@@ -13,7 +13,16 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Resp
 from fastapi.responses import StreamingResponse
 from starlette.concurrency import run_in_threadpool
 
-from kernelopt.api.deps import DispatcherDep, SessionDep, SettingsDep, TeamDep, TeamRef, db_limiter, in_db_thread, read_db
+from kernelopt.api.deps import (
+    DispatcherDep,
+    SessionDep,
+    SettingsDep,
+    TeamDep,
+    TeamRef,
+    db_limiter,
+    in_db_thread,
+    read_db,
+)
 from kernelopt.api.options import options_summary, parse_options
 from kernelopt.api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
 from kernelopt.api.sse import StreamHub, job_event_stream

@@ -117,7 +117,8 @@ def store(db: Any, s: UiSession) -> None:
     """Record a new session (and sweep expired ones: sign-in is rare enough to pay for it)."""
     from sqlalchemy import delete
 
-    from kernelopt.storage.models import UiSession as Row, utcnow
+    from kernelopt.storage.models import UiSession as Row
+    from kernelopt.storage.models import utcnow
 
     db.execute(delete(Row).where(Row.expires_at < utcnow()))
     db.add(Row(id=row_id(s), key_id=s.key_id, team_id=s.team_id,
@@ -130,7 +131,8 @@ def team_of(db: Any, s: UiSession) -> tuple[int, str] | None:
     Read on every request, never cached: a sign-out elsewhere must count at once."""
     from sqlalchemy import select
 
-    from kernelopt.storage.models import ApiKey, Team, UiSession as Row, utcnow
+    from kernelopt.storage.models import ApiKey, Team, utcnow
+    from kernelopt.storage.models import UiSession as Row
 
     row = db.execute(select(Team.id, Team.name).join(ApiKey, ApiKey.team_id == Team.id)
                      .join(Row, Row.key_id == ApiKey.id)

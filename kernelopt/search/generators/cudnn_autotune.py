@@ -21,9 +21,9 @@ import inspect
 from typing import Optional
 
 from kernelopt.compiled.group import CONV_OPS, LibraryGroup, group_module_source
-from kernelopt.search.generators.conv_group import emulated_body, read_call
-from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.core.precision import LIBRARY_MODE
+from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.generators.conv_group import emulated_body, read_call
 
 NAME = "cudnn_autotune"
 METHOD = "cudnn-benchmark"

@@ -34,8 +34,8 @@ import inspect
 from typing import Optional, Union
 
 from kernelopt.compiled.group import GEMM_OPS, LibraryGroup, group_module_source
-from kernelopt.search.generators.gemm_template import TemplateGemm, read_template_gemm
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.generators.gemm_template import TemplateGemm, read_template_gemm
 
 NAME = "gemm_fp32"
 #: construction -> one line for reports (measured: the results README)

@@ -10,7 +10,6 @@ import pytest
 
 from tests.service.api.conftest import make_api
 
-
 # ---------------------------------------------------------------- auth and scoping
 
 def test_no_key_or_bad_key_is_401_with_www_authenticate(api):
@@ -532,7 +531,6 @@ def test_readyz_is_503_when_the_database_is_unreachable(tmp_path):
 
     from kernelopt.api.app import create_app
     from kernelopt.service.settings import Settings
-
     from tests.service.api.conftest import RecordingDispatcher, free_port
     s = Settings(database_url=f"postgresql+psycopg://postgres@127.0.0.1:{free_port()}/nothing",
                  data_dir=tmp_path)

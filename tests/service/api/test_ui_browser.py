@@ -40,8 +40,8 @@ def seed(data_dir: Path) -> dict:
 
     from kernelopt.service.auth import create_api_key, create_team
     from kernelopt.service.jobs import add_event, claim_job, create_job, fail_job, finish_job, request_cancel, set_stage
-    from kernelopt.service.strategy_memory import record_job
     from kernelopt.service.settings import Settings
+    from kernelopt.service.strategy_memory import record_job
     from kernelopt.storage.blobs import BlobStore
     from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
     from kernelopt.storage.models import Job
