@@ -72,7 +72,7 @@ def cudnn_tf32(on: bool, benchmark: bool = False):
 
 def err64(out, ref64) -> float:
     worst = 0.0
-    for o, r in zip(output_leaves(out), output_leaves(ref64)):
+    for o, r in zip(output_leaves(out), output_leaves(ref64), strict=True):
         if not torch.is_floating_point(o):
             continue
         scale = float(r.abs().max()) or 1.0

@@ -93,7 +93,7 @@ def compile_variant(model, inputs: list, options: dict):
 def compare(out, ref, dtype_name: str) -> dict:
     """Each output against eager's with the gates' own comparisons (core.compare), at Gate 3's tolerance."""
     tol = gate3_tolerance(dtype_name)
-    pairs = list(zip(output_leaves(out), output_leaves(ref)))
+    pairs = list(zip(output_leaves(out), output_leaves(ref), strict=True))
     differ = [compare_close(g, w, tol.rtol, tol.atol, f"output {i}") for i, (g, w) in enumerate(pairs)]
     return {"max_abs_err_vs_eager": max(max_abs_error(g, w) for g, w in pairs),
             "allclose": not any(differ), "tolerance": tol.text()}

@@ -13,7 +13,8 @@ once per job) are reported but not ranked.
 
     python benchmarks/gemm_fp32.py --out DIR               # the six shapes of issue 8
     python benchmarks/gemm_fp32.py --smoke --out DIR       # two shapes + checks
-    cd .gemm && PYTHONPATH=. python3 gemm_fp32.py ...      # module copied beside it
+    cd .gemm && PYTHONPATH=. python3 gemm_fp32.py ...      # the library beside it, as one file written by
+    python -c 'from kernelopt.kernels.gemm_emulated import library_source as s; print(s())' >.gemm/gemm_emulated.py
 
 Writes DIR/gemm_fp32.json and DIR/gemm_fp32.md (after every shape).
 """
@@ -248,7 +249,7 @@ def bench_shape(name, shape, method_names, rep_ms, budget_end, log):
     torch.cuda.empty_cache()
     base = rows.get("cublas_fp32", {})
     if "ms" in base:
-        for meth, r in rows.items():
+        for r in rows.values():
             if "ms" in r:
                 r["speedup"] = base["ms"] / r["ms"]
                 r["err_ratio"] = r["err"] / base["err"] if base["err"] else float("inf")
@@ -281,7 +282,7 @@ def summarize(results):
     per_method = {}
     for meth in INFO:
         vals = []
-        for name, res in results["shapes"].items():
+        for res in results["shapes"].values():
             r = res["methods"].get(meth, {})
             vals.append(r["speedup"] if r.get("admissible") and r["speedup"] > 1 else 1.0)
         if vals:

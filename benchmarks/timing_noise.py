@@ -16,6 +16,7 @@ import math
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -33,11 +34,11 @@ def study(path: Path) -> dict:
     with torch.no_grad():
         compiled(*inputs)
         torch.cuda.synchronize()
-        runs = []
+        runs: list[dict[str, Any]] = []
         for rounds, rep in SETTINGS:
             t = bench_interleaved({"a": lambda: compiled(*inputs), "b": lambda: compiled(*inputs)},
                                   rounds=rounds, rep_ms=rep)
-            ratios = [a / b for a, b in zip(t.rounds["a"], t.rounds["b"])]
+            ratios = [a / b for a, b in zip(t.rounds["a"], t.rounds["b"], strict=True)]
             spread = robust_spread_pct(ratios)
             runs.append({"rounds": rounds, "rep_ms": rep, "a_ms": t.rounds["a"], "b_ms": t.rounds["b"],
                          "aa_speedup": statistics.median(t.rounds["a"]) / statistics.median(t.rounds["b"]),

@@ -115,7 +115,7 @@ def cpu_capture(tmp_path_factory):
             os.chmod(workdir, 0o711)
             problem = Path(__file__).parent / "testdata" / "problems" / f"{name}.py"
             cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), dtype=dtype, device="cpu"),
-                              timeout_s=600, scratch=workdir, env={"TRITON_INTERPRET": "1"})
+                              timeout_s=600, scratch=workdir, env={"TRITON_INTERPRET": "1"}, read_only=[problem])
             assert cg.restitch_bit_exact is True
             made[(name, dtype)] = workdir
         return made[(name, dtype)]

@@ -9,6 +9,7 @@ import pytest
 from kernelopt.compiled.capture import CaptureRequest, capture_model, output_module_source
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.load.problem import UnsupportedGraph
+from tests import TESTS_DIR
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 MODULE = "import torch\n\ndef call(args):\n    return args\n"
@@ -26,7 +27,7 @@ def test_the_graphs_own_module_is_chosen_among_autotuning_modules():
 def test_a_graph_break_is_a_fallback_cause_not_a_bad_submission(tmp_path):
     with pytest.raises(ChildError) as err:
         run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "graph_break.py"), str(tmp_path), device="cpu"),
-                     timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"})
+                     timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"}, read_only=TESTS_DIR)
     assert isinstance(err.value.error, UnsupportedGraph), err.value  # the typed error, as raised in the child
     assert err.value.error.code == "graph-break" and "one graph" in err.value.error.reason
 
@@ -57,7 +58,7 @@ def test_a_nondeterministic_library_call_is_measured_and_verified_against(tmp_pa
 
     cg = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "nondeterministic_op.py"), str(tmp_path),
                                                     device="cpu"),
-                      timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"})
+                      timeout_s=600, scratch=tmp_path, env={"TRITON_INTERPRET": "1"}, read_only=TESTS_DIR)
     assert "order_dependent_scale" in Path(cg.module_path).read_text()
     assert cg.restitch_bit_exact is False and cg.reproduction == "within-nondeterminism"
     assert 0 < cg.restitch_max_abs_diff <= 2 * cg.nondeterminism_max_abs_diff < 1e-3
@@ -65,7 +66,7 @@ def test_a_nondeterministic_library_call_is_measured_and_verified_against(tmp_pa
     assert note and "not deterministic" in note and f"{cg.nondeterminism_max_abs_diff:.3g}" in note
     det = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "linear_relu_small.py"), str(tmp_path / "d"),
                                                      device="cpu"),
-                       timeout_s=600, scratch=tmp_path / "d", env={"TRITON_INTERPRET": "1"})
+                       timeout_s=600, scratch=tmp_path / "d", env={"TRITON_INTERPRET": "1"}, read_only=TESTS_DIR)
     assert det.restitch_bit_exact is True and det.reproduction == "bit-exact"
     assert nondeterminism_note(det.__dict__) is None
     # the math modes the baseline's library calls ran under are recorded (PyTorch's defaults here)

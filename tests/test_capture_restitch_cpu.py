@@ -16,6 +16,7 @@ from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.compiled.restitch import ModelContext
 from kernelopt.isolation import run_in_child
 from kernelopt.pipeline.optimized_module import write_optimized_module
+from tests import TESTS_DIR
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 
@@ -26,7 +27,7 @@ def captured(tmp_path_factory):
     for name in ("linear_gelu", "layernorm_residual", "argmax_max"):
         workdir = tmp_path_factory.mktemp(name)
         out[name] = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / f"{name}.py"), str(workdir),
-                                                               device="cpu"), timeout_s=600, scratch=workdir)
+                                                               device="cpu"), timeout_s=600, scratch=workdir, read_only=TESTS_DIR)
     return out
 
 

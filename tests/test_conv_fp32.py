@@ -254,8 +254,8 @@ def test_candidates_reproduce_the_reference_group_on_captured_shapes():
     for method in ("split3", "channels_last"):
         seen, runner = _run_group(candidate_source(g, method), g, inputs)
         assert len(seen) == len(ref) == len(g.epilogue)
-        for launch, want in zip(seen, ref):
-            for a, b in zip(launch, want):
+        for launch, want in zip(seen, ref, strict=True):
+            for a, b in zip(launch, want, strict=True):
                 if isinstance(b, torch.Tensor):
                     assert a.stride() == b.stride() and a.dtype == b.dtype
                     err = (a - b).abs().max().item() / max(b.abs().max().item(), 1e-30)

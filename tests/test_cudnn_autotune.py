@@ -88,8 +88,8 @@ def test_the_candidate_reproduces_the_reference_group_bit_for_bit_on_the_capture
     ref, _ = _run_group(reference_source(g), g, inputs)
     seen, runner = _run_group(candidate_source(g), g, inputs)
     assert len(seen) == len(ref) == len(g.epilogue)
-    for launch, want in zip(seen, ref):
-        for a, b in zip(launch, want):
+    for launch, want in zip(seen, ref, strict=True):
+        for a, b in zip(launch, want, strict=True):
             if isinstance(b, torch.Tensor):
                 assert a.stride() == b.stride() and torch.equal(a, b)
     assert runner.kernelopt_resolved_method().startswith("cpu")

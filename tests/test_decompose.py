@@ -61,11 +61,11 @@ def test_graph_invariants(problem):
 def test_fusible_group_invariants(problem):
     g = _graph(problem)
     assert len(g.fusible_groups) == len(g.fusible_group_steps)
-    for names, idxs in zip(g.fusible_groups, g.fusible_group_steps):
+    for names, idxs in zip(g.fusible_groups, g.fusible_group_steps, strict=True):
         assert len(idxs) >= 2
         assert names == [g.steps[i].target for i in idxs]
         members = set(idxs)
-        for a, b in zip(idxs, idxs[1:]):
+        for a, b in zip(idxs, idxs[1:], strict=False):
             between = g.steps[a + 1:b]
             assert all(s.kind == "alloc" for s in between), "only allocations may sit between members"
             links = [g.buffers[n] for n in g.steps[a].writes if n in g.steps[b].reads]

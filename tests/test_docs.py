@@ -7,22 +7,24 @@ from pathlib import Path
 
 import pytest
 
+from kernelopt.core.layout import ENGINE_PACKAGES, PACKAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
-# The stages' packages: each of their modules is named in docs/architecture.md.
-ENGINE_PACKAGES = ("load", "compiled", "profiling", "search", "verify", "agents", "pipeline", "isolation")
-# Every package of the distribution (pyproject.toml), where no comment may point at the spec.
-PACKAGES = ENGINE_PACKAGES + ("api", "worker", "storage", "service", "cli", "migrations")
+# ENGINE_PACKAGES: each of their modules is named in docs/architecture.md. PACKAGES: every subpackage,
+# where no comment may point at the spec.
 SPEC_POINTER = "SPEC " + "§"  # split, so that this file does not match itself
 SECTION_POINTER = re.compile(r"docs/architecture\.md, ([^)\n]+)\)")
 
 
 def _package_dir(name: str) -> Path:
-    """The package's folder: at the root (the design card's layout) or under a `kernelopt` namespace."""
-    for base in (ROOT, ROOT / "kernelopt"):
-        if (base / name / "__init__.py").is_file():
-            return base / name
-    raise AssertionError(f"package {name} not found")
+    assert (ROOT / "kernelopt" / name / "__init__.py").is_file(), f"package {name} not found"
+    return ROOT / "kernelopt" / name
+
+
+def test_the_layout_lists_every_subpackage():
+    on_disk = {p.parent.name for p in (ROOT / "kernelopt").glob("*/__init__.py")}
+    assert on_disk == set(PACKAGES) and len(PACKAGES) == len(set(PACKAGES))
 
 
 def _modules(package: str) -> list[Path]:

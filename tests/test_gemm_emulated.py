@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from kernelopt.kernels import gemm_emulated as ge
-from tests.gemm_candidate import emu_namespace
+from kernelopt.kernels.gemm_split3 import _chunk_size
+from tests.gemm_candidate import emu_namespace, load_source
 
 ERR_FACTOR = 2.0  # CPU fp32 GEMMs (blocked, FMA) are tighter than cuBLAS fp32; see the docstring
 INTERP = os.environ.get("TRITON_INTERPRET") == "1"
@@ -78,11 +79,11 @@ def test_tf32_scope_restores():
 
 
 def test_chunk_and_layout_choices():
-    assert ge._chunk_size(8192, 256) == 256
-    assert ge._chunk_size(100, 256) == 100
-    assert ge._chunk_size(1000, 256) == 250  # a divisor near the target: no padding
-    assert ge._chunk_size(1031, 256) == 256  # prime: padded
-    assert ge._chunk_size(8192, 0) == 8192
+    assert _chunk_size(8192, 256) == 256
+    assert _chunk_size(100, 256) == 100
+    assert _chunk_size(1000, 256) == 250  # a divisor near the target: no padding
+    assert _chunk_size(1031, 256) == 256  # prime: padded
+    assert _chunk_size(8192, 0) == 8192
     assert ge.choose_layout(32768, 32768, 64) == "concat"
     assert ge.choose_layout(256, 256, 524288) == "separate"
 
@@ -285,3 +286,15 @@ def test_a_group_gemm_into_its_output_equals_the_one_written_beside(method):
     assert emu.bmm(A, B, out=batched) is batched
     assert _err(batched[1], a.double() @ b.double()) <= (ERR_FACTOR * max(_err(a @ b, a.double() @ b.double()), 1e-7)
                                                          if not reduced else 1e-2)
+
+
+def test_the_library_embeds_as_one_self_contained_source():
+    """A gemm_fp32 candidate embeds `library_source()` (search.generators.gemm_group): the parts in order,
+    no import of KernelOPT left, every name the library exports defined by the source itself."""
+    src = ge.library_source()
+    assert "from kernelopt" not in src and "import kernelopt" not in src and "from __future__" not in src
+    namespace = load_source(src, "kernelopt_test_gemm_library").__dict__
+    missing = [n for n in ge.__all__ if n not in ("PARTS", "library_source") and n not in namespace]
+    assert not missing, missing
+    a, b = torch.randn(8, 16), torch.randn(16, 4)
+    assert torch.equal(namespace["mm_3xtf32"](a, b), ge.mm_3xtf32(a, b))

@@ -10,6 +10,7 @@ import pytest
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.decompose import decompose
 from kernelopt.isolation import run_in_child
+from tests import TESTS_DIR
 
 pytestmark = pytest.mark.gpu
 
@@ -29,7 +30,7 @@ def captures(tmp_path_factory):
     for name in ALL:
         workdir = Path(keep) / name if keep else tmp_path_factory.mktemp(name)
         out[name] = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / f"{name}.py"), str(workdir)),
-                                 timeout_s=600, scratch=workdir)
+                                 timeout_s=600, scratch=workdir, read_only=TESTS_DIR)
     return out
 
 
@@ -74,7 +75,7 @@ def _kernel_io(arg):
 def test_kernel_harness_captures_real_inputs_and_outputs(captures):
     cg = captures["reduction_sum_dim"]
     info = run_in_child(_kernel_io, (str(cg.workdir), str(PROBLEMS / "reduction_sum_dim.py"),
-                                     "triton_red_fused_mul_sum_0"), timeout_s=300, scratch=cg.workdir)
+                                     "triton_red_fused_mul_sum_0"), timeout_s=300, scratch=cg.workdir, read_only=TESTS_DIR)
     assert info["outputs"] == [1]
     assert info["written"] == [1]
 
@@ -101,7 +102,7 @@ def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kern
     cg = captures[name]
     kernel = kernel or next(iter(decompose(Path(cg.module_path).read_text()).kernels))
     results = run_in_child(_search_one, (str(cg.workdir), str(PROBLEMS / f"{name}.py"), kernel), timeout_s=300,
-                           scratch=cg.workdir)
+                           scratch=cg.workdir, read_only=TESTS_DIR)
     assert results, "the generator proposed nothing"
     passed = [r for r in results if r[0]]
     assert passed, results
@@ -112,9 +113,9 @@ def test_gate2_holds_one_seed_at_a_time_for_a_12_gib_kernel(tmp_path):
     """Issue 9, item 1: a 12 GiB input, its output and three seeds do not fit on one H200; Gate 2 judges
     candidates with one seed recorded at a time, never 'could not run the reference' for memory."""
     path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / "level1" / "20_leaky_relu_12gib.py")
-    cg = run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path)
+    cg = run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path, read_only=TESTS_DIR)
     kernel = next(iter(decompose(Path(cg.module_path).read_text()).kernels))
-    results = run_in_child(_search_one, (str(tmp_path), path, kernel), timeout_s=600, scratch=tmp_path)
+    results = run_in_child(_search_one, (str(tmp_path), path, kernel), timeout_s=600, scratch=tmp_path, read_only=TESTS_DIR)
     assert results and not [r for r in results if "could not run the reference" in (r[2] or "")], results
     assert [r for r in results if r[0]], results
 
@@ -133,8 +134,8 @@ def _profile(arg):
 def test_roofline_bytes_describe_the_kernels(tmp_path, problem):
     """The memory roofline is measured, and the byte count never has a big kernel beat it by much."""
     path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / problem)
-    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path)
-    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300, scratch=tmp_path)
+    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path, read_only=TESTS_DIR)
+    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300, scratch=tmp_path, read_only=TESTS_DIR)
     assert not any("roofline not measured" in n for n in prof.notes), prof.notes
     assert 1000 < prof.bandwidth_gbps < 10000, prof.bandwidth_gbps  # an H200 copies at ~4.3 TB/s
     triton = [k for k in prof.kernels if k.kind == "triton"]
@@ -170,10 +171,10 @@ def test_nsight_compute_profiles_a_kernel_in_the_sandbox(tmp_path):
         pytest.skip("no ncu on this machine")
     # its own capture (not the module fixture's eleven): ncu's figures are what this test is about
     cg = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "pointwise_gelu_scale.py"), str(tmp_path)),
-                      timeout_s=600, scratch=tmp_path)
+                      timeout_s=600, scratch=tmp_path, read_only=TESTS_DIR)
     kernel = next(iter(decompose(Path(cg.module_path).read_text()).kernels))
     res = run_in_child(ncu_profile, NcuRequest(str(PROBLEMS / "pointwise_gelu_scale.py"), str(cg.workdir), [kernel],
-                                               ncu=exe), timeout_s=600, scratch=cg.workdir)
+                                               ncu=exe), timeout_s=600, scratch=cg.workdir, read_only=TESTS_DIR)
     assert res.available, res.note
     k = res.kernels[kernel]
     # the rows ncu exported for the figures checked below (profiling/ncu.py keeps the CSV beside its report)

@@ -2,7 +2,9 @@
 sandbox binds the installed packages (not the checkout) into its children."""
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -48,20 +50,65 @@ def test_a_non_editable_install_runs_sandboxed_children_and_migrates(tmp_path):
     assert (work / "k.db").is_file()
 
 
-def test_the_package_list_names_every_folder_of_the_checkout():
-    """pyproject.toml lists kernelopt's subpackages explicitly (a folder maps to kernelopt.<folder>)."""
+def test_one_package_directory_and_links_into_it():
+    """pyproject says what the package is (everything under kernelopt/); the checkout's other folders are not
+    packages of the distribution, and the design card's top-level folders are relative links into kernelopt/."""
     import tomllib
 
     cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    listed = set(cfg["packages"])
-    on_disk = {"kernelopt"} | {
-        "kernelopt." + ".".join(init.parent.relative_to(ROOT).parts)
-        for top in cfg["package-dir"].values() if top != "kernelopt"
-        for init in (ROOT / top).rglob("__init__.py") if "__pycache__" not in init.parts
-    }
-    assert listed == on_disk
-    assert all(cfg["package-dir"][f"kernelopt.{top}"] == top for top in (p.split(".")[1] for p in listed if
-                                                                          p.count(".") == 1))
+    assert "package-dir" not in cfg and cfg["packages"]["find"]["include"] == ["kernelopt", "kernelopt.*"]
+    top_packages = sorted(p.parent.name for p in ROOT.glob("*/__init__.py") if not p.parent.is_symlink())
+    assert top_packages == ["benchmarks", "kernelopt", "tests"]
+    for name in ("api", "worker", "agents", "verify", "migrations"):
+        link = ROOT / name
+        assert link.is_symlink() and os.readlink(link) == f"kernelopt/{name}", name
+        assert link.resolve() == (ROOT / "kernelopt" / name).resolve()
+    assert (ROOT / "tests").is_dir() and not (ROOT / "tests").is_symlink()
+    assert (ROOT / "deploy").is_dir() and not (ROOT / "deploy").is_symlink()
+
+
+def test_kernelopt_serve_from_an_installed_copy_migrates_and_is_ready(tmp_path):
+    """`pip install .` (not editable), then `kernelopt serve` started from another directory: it runs the
+    migrations from the installed package data and answers /readyz."""
+    import socket
+    import time
+    import urllib.request
+
+    target = tmp_path / "site"
+    build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+                            str(ROOT)], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNELOPT_") and k != "PYTHONPATH"}
+    env |= {"PYTHONPATH": str(target), "KERNELOPT_DATA_DIR": str(tmp_path / "data")}
+    server = subprocess.Popen([sys.executable, "-m", "kernelopt.cli.main", "serve", "--port", str(port)],
+                              cwd=elsewhere, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline, answer = time.monotonic() + 120, None
+        while time.monotonic() < deadline and server.poll() is None:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as resp:
+                    answer = (resp.status, resp.read().decode())
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert answer is not None and answer[0] == 200, f"no /readyz answer; exit {server.poll()}"
+        assert json.loads(answer[1])["status"] == "ready", answer
+        databases = list((tmp_path / "data").rglob("*.db"))
+        assert len(databases) == 1, databases
+        with sqlite3.connect(databases[0]) as db:  # migrated to head from the installed package data
+            assert db.execute("SELECT version_num FROM alembic_version").fetchall()
+    finally:
+        server.terminate()
+        try:
+            server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.communicate()
 
 
 def test_the_embedded_model_default_is_the_suites_level2_01():

@@ -91,7 +91,7 @@ def make_args(target: KernelTarget, problem: str, seed: int, device: str) -> lis
     launch = captured_launches(problem)[target.name]
     g = torch.Generator().manual_seed(seed)
     out: list[Any] = []
-    for param, arg in zip(target.arg_names, launch.args):
+    for param, arg in zip(target.arg_names, launch.args, strict=False):
         if isinstance(arg, int):
             out.append(arg)
             continue
@@ -124,14 +124,14 @@ def load_original(source: str, name: str, tmp_path: Path):
     spec.loader.exec_module(mod)
     if os.environ.get("TRITON_INTERPRET") == "1":
         # The interpreter cannot call libdevice; these kernels use only functions tl.math has.
-        mod.libdevice = types.SimpleNamespace(**{f: (lambda f: lambda x: getattr(tl.math, f)(x))(f)
+        mod.libdevice = types.SimpleNamespace(**{f: (lambda x, f=f: getattr(tl.math, f)(x))
                                                  for f in ("erf", "exp", "rsqrt")})
     return getattr(mod, name)
 
 
 def run_reference(target: KernelTarget, args: list[Any], tmp_path: Path) -> None:
     fn = load_original(target.source, target.name, tmp_path)
-    numels = {p: a for p, a in zip(target.arg_names, args) if p.endswith("numel")}
+    numels = {p: a for p, a in zip(target.arg_names, args, strict=False) if p.endswith("numel")}
     kw = target.baseline_config["kwargs"]
     grid = (math.ceil(numels["xnumel"] / kw.get("XBLOCK", 1)),
             math.ceil(numels["ynumel"] / kw["YBLOCK"]) if "ynumel" in numels else 1)
@@ -167,7 +167,7 @@ def clone(args: list[Any]) -> list[Any]:
 
 
 def assert_same_outputs(ref: list[Any], got: list[Any], rows: int | None = None) -> None:
-    for r, o in zip(ref, got):
+    for r, o in zip(ref, got, strict=True):
         if not isinstance(r, torch.Tensor):
             continue
         if rows is not None:

@@ -43,7 +43,7 @@ def test_groups_on_gpu_captures():
     assert len(conv.epilogue) == 3  # batch-norm statistics, their update, normalize + relu
     assert conv.outputs == ["arg4_1", "arg5_1", "buf9"]  # running stats (mutated inputs) and the result
     assert set(conv.dropped) == {"buf2", "buf3", "buf4", "buf5", "buf6", "buf7"}
-    roles = dict(zip(conv.params, conv.arg_names))
+    roles = dict(zip(conv.params, conv.arg_names, strict=True))
     assert roles["arg4_1"].startswith("in_out_ptr") and roles["buf9"].startswith("out_ptr")
     assert roles["buf0"].startswith("in_ptr")
 
@@ -86,7 +86,7 @@ def test_group_restitch_with_inductors_own_statements_is_bit_exact(name, cpu_cap
     inputs = ctx.inputs(3)
     base = ctx.run(ctx.module(), inputs)
     out = ctx.run(ctx.module({g.name: reference_source(g) for g in groups}), inputs)
-    assert all(torch.equal(a, b) for a, b in zip(base, out))
+    assert all(torch.equal(a, b) for a, b in zip(base, out, strict=True))
 
 
 def _small_group_target(precision="strict", workdir=CPU / "linear_relu_small"):

@@ -252,8 +252,9 @@ def test_a_cancelled_job_abandons_a_call_within_seconds(tmp_path):
 
 def test_the_engine_imports_without_openai_and_children_get_no_llm_settings():
     code = ("import sys; sys.modules['openai'] = None\n"  # an import of openai would now fail
-            "import agents.generator, agents.llm, search.registry, pipeline.kernel_job, pipeline.model_job\n"
-            "from agents.llm import LLMClient, LLMError, LLMSettings\n"
+            "import kernelopt.agents.generator, kernelopt.agents.llm, kernelopt.search.registry\n"
+            "import kernelopt.pipeline.kernel_job, kernelopt.pipeline.model_job\n"
+            "from kernelopt.agents.llm import LLMClient, LLMError, LLMSettings\n"
             "s = LLMSettings(base_url='http://127.0.0.1:9/v1', model='m')\n"
             "try:\n    LLMClient(s).chat([{'role': 'user', 'content': 'x'}])\n"
             "except LLMError as e:\n    assert e.kind == 'config' and 'pip install' in str(e), e\n")

@@ -14,7 +14,7 @@ KERNELS = Path(__file__).parent.parent / "benchmarks" / "kernels"
 
 def _load(path: Path):
     return run_in_child(load_problem, LoadRequest(str(path), device="cpu"), timeout_s=120,
-                        env={"TRITON_INTERPRET": "1"})
+                        env={"TRITON_INTERPRET": "1"}, read_only=[path])  # as a job hands over its problem
 
 
 @pytest.mark.parametrize("name, message", [

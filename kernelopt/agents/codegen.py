@@ -46,7 +46,7 @@ def interface(group: LibraryGroup) -> str:
     """`run`'s signature and, per parameter, its role, shape, stride and dtype as the module states them."""
     lines = [f"A standalone Python module defining `run({', '.join(group.params + ['stream=None'])})`, called with "
              "the group's external buffers in this order (torch tensors on the model's device):", ""]
-    for param, role in zip(group.params, group.arg_names):
+    for param, role in zip(group.params, group.arg_names, strict=False):
         kind = role.rstrip("0123456789")
         shape = group.param_shapes.get(param)
         layout = f"shape {list(shape[0])}, stride {list(shape[1])}" if shape else "shape not stated"

@@ -30,6 +30,8 @@ from kernelopt.agents.planner import Plan, Planner
 from kernelopt.agents.session import AgentSession
 from kernelopt.agents.templates import PROMPTS, prompt
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.generators.launch_config import build_space
+from kernelopt.search.kernel_source import standalone_module
 
 __all__ = ["PROMPTS", "prompt", "extract_code", "contract", "current_module", "LLMGenerator"]
 
@@ -82,9 +84,6 @@ def current_module(target: KernelTarget) -> str:
     if target.kind == "kernel-file" or target.is_group:
         return target.source
     try:
-        from kernelopt.search.generators.launch_config import build_space
-        from kernelopt.search.kernel_source import standalone_module
-
         space = build_space(target)
         if isinstance(space, str) or not space.baseline:
             return target.source

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 CANCEL_POLL_S = 0.5  # a cancelled job's call is abandoned within this long, whatever its timeout
@@ -202,7 +202,7 @@ class LLMClient:
         while not self._cancelled() and (left := end - time.monotonic()) > 0:
             self._sleep(min(left, CANCEL_POLL_S))
 
-    def _create(self, client, **request):
+    def _create(self, client: Any, **request: Any) -> Any:
         """The request, abandoned (LLMError cancelled) within CANCEL_POLL_S of the job being cancelled."""
         if self.should_cancel is None:
             return client.chat.completions.create(**request)

@@ -13,6 +13,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse
+from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 from sqlalchemy import func, select
 from sqlalchemy.exc import DataError, OperationalError
@@ -23,7 +24,13 @@ from kernelopt.api.options import InvalidOptions
 from kernelopt.api.routes import health, jobs, stats
 from kernelopt.api.sse import KEEPALIVE_S, RESYNC_S
 from kernelopt.api.stream_limit import StreamSlots
+from kernelopt.api.ui.routes import STATIC_DIR
+from kernelopt.api.ui.routes import router as ui_router
 from kernelopt.service.settings import Settings, get_settings
+from kernelopt.storage.blobs import BlobStore
+from kernelopt.storage.db import make_engine, make_sessionmaker
+from kernelopt.storage.models import Job
+from kernelopt.worker.dispatch import make_dispatcher
 
 log = logging.getLogger("kernelopt.api")
 
@@ -49,8 +56,6 @@ class _LazyDispatcher:
         if self._dispatcher is None:
             with self._lock:
                 if self._dispatcher is None:
-                    from kernelopt.worker.dispatch import make_dispatcher
-
                     self._dispatcher = make_dispatcher(self.settings)  # starts its slots, if any
         return self._dispatcher
 
@@ -70,9 +75,6 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
                auth_cache_ttl_s: float | None = None, sse_resync_interval_s: float = RESYNC_S,
                sse_keepalive_s: float = KEEPALIVE_S,
                db_threads: int | None = None) -> FastAPI:
-    from kernelopt.storage.blobs import BlobStore
-    from kernelopt.storage.db import make_engine, make_sessionmaker
-
     settings = settings or get_settings()
     url = settings.effective_database_url
     if url.startswith("sqlite"):
@@ -115,8 +117,6 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
                          static_url=DOCS_ASSETS)
 
     def count_by_status() -> dict[str, int]:
-        from kernelopt.storage.models import Job
-
         with read_sessionmaker() as s:
             return {st: n for st, n in s.execute(select(Job.status, func.count()).group_by(Job.status))}
 
@@ -127,6 +127,7 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
         import redis
 
         if broker_client is None:
+            assert settings.broker_url is not None  # /readyz pings only a configured broker
             broker_client = redis.Redis.from_url(settings.broker_url, socket_timeout=2, socket_connect_timeout=2)
         broker_client.ping()
 
@@ -187,11 +188,6 @@ def create_app(settings: Settings | None = None, dispatcher: Any = None, *,
     app.include_router(jobs.router)
     app.include_router(stats.router)
     # The team dashboard (api/ui): pages under /ui, its vendored static files under /ui/static.
-    from fastapi.staticfiles import StaticFiles
-
-    from kernelopt.api.ui.routes import STATIC_DIR
-    from kernelopt.api.ui.routes import router as ui_router
-
     app.mount("/ui/static", StaticFiles(directory=STATIC_DIR), name="ui-static")
     app.include_router(ui_router)
     return app

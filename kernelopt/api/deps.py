@@ -20,6 +20,7 @@ from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from kernelopt.service import auth
 from kernelopt.service.settings import Settings
 
 T = TypeVar("T")
@@ -110,10 +111,8 @@ async def get_team(request: Request,
         return team
 
     def lookup() -> TeamRef | None:
-        from kernelopt.service.auth import authenticate
-
         with request.app.state.read_sessionmaker() as session:
-            found = authenticate(session, key)
+            found = auth.authenticate(session, key)
             return TeamRef(id=found.id, name=found.name) if found is not None else None
 
     team = await in_db_thread(request, lookup)

@@ -15,6 +15,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 from prometheus_client.core import GaugeMetricFamily
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from kernelopt.storage.models import STATUSES
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
@@ -28,8 +30,6 @@ class JobsByStatusCollector:
             counts = self.count_by_status()
         except Exception:  # a scrape must not fail because the database blinked
             counts = {}
-        from kernelopt.storage.models import STATUSES
-
         for status in STATUSES:
             gauge.add_metric([status], counts.get(status, 0))
         yield gauge

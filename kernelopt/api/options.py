@@ -18,6 +18,7 @@ import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import ErrorDetails
 
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import DTYPES
@@ -107,7 +108,7 @@ class JobOptionsIn(BaseModel):
         return JobOptions(**self.model_dump(exclude_unset=True))
 
 
-def _message(err: dict) -> str:
+def _message(err: ErrorDetails) -> str:
     msg = err.get("msg", "invalid").removeprefix("Value error, ")
     kind = err.get("type")
     if kind == "finite_number":
@@ -123,7 +124,7 @@ def _message(err: dict) -> str:
     return msg
 
 
-def _field(err: dict) -> str:
+def _field(err: ErrorDetails) -> str:
     loc = [str(p) for p in err.get("loc", ())]
     return ".".join(loc[:1]) + "".join(f"[{p}]" for p in loc[1:])
 

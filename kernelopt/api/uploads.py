@@ -8,7 +8,7 @@ checked, so a refused upload leaves no blob and no job row.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import AsyncIterator
+from typing import AsyncGenerator
 
 from fastapi import HTTPException, Request, status
 from starlette.datastructures import UploadFile
@@ -37,7 +37,7 @@ def too_large(limit: int) -> HTTPException:
                          detail=f"upload too large: the limit is {limit} bytes (KERNELOPT_MAX_UPLOAD_BYTES)")
 
 
-async def _limited(request: Request, limit: int) -> AsyncIterator[bytes]:
+async def _limited(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
     seen = 0
     async for chunk in request.stream():
         seen += len(chunk)

@@ -11,6 +11,12 @@ import argparse
 import functools
 import sys
 
+from kernelopt.cli.invocation import kernelopt_command
+
+# The service's modules (settings, database, auth) are imported by each command: cli.main imports this
+# module for every command, `kernelopt optimize` included, which must work without the service extras
+# (pydantic-settings, SQLAlchemy, Alembic).
+
 
 def register(subparsers) -> None:
     teams = subparsers.add_parser("teams", help="manage teams").add_subparsers(dest="teams_command", required=True)
@@ -35,7 +41,7 @@ def _clear_errors(cmd):
     def run(args: argparse.Namespace) -> int:
         from sqlalchemy.exc import OperationalError
 
-        from kernelopt.service.settings import ConfigError
+        from kernelopt.service.settings import ConfigError  # service extras: imported when run (note at the top)
 
         try:
             return cmd(args)
@@ -47,6 +53,7 @@ def _clear_errors(cmd):
 
 
 def _session(upgrade_embedded: bool = True):
+    # service extras: imported when run (note at the top)
     from kernelopt.service.settings import get_settings
     from kernelopt.storage.db import make_engine, make_sessionmaker, upgrade_database
 
@@ -63,6 +70,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_teams_create(args: argparse.Namespace) -> int:
+    # service extras: imported when run (note at the top)
     from kernelopt.service.auth import TeamExists, create_team
 
     with _session() as session:
@@ -75,13 +83,12 @@ def cmd_teams_create(args: argparse.Namespace) -> int:
 
 
 def cmd_keys_create(args: argparse.Namespace) -> int:
+    # service extras: imported when run (note at the top)
     from kernelopt.service.auth import create_api_key, get_team_by_name
 
     with _session() as session:
         team = get_team_by_name(session, args.team)
         if team is None:
-            from kernelopt.cli.invocation import kernelopt_command
-
             return _fail(f"no team named {args.team!r} (create it with: {kernelopt_command()} teams create "
                          f"{args.team})")
         key = create_api_key(session, team.id)
@@ -92,6 +99,7 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 
 def cmd_db_upgrade(args: argparse.Namespace) -> int:
+    # service extras: imported when run (note at the top)
     from kernelopt.service.settings import get_settings
     from kernelopt.storage.db import upgrade_database
 

@@ -6,15 +6,22 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from kernelopt import EXAMPLES
+
+# The service's front ends; their modules import web/database packages only when run.
+from kernelopt.cli import admin, serve, submit, worker
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import DTYPES, Dtype
-from kernelopt.search.registry import default_generators
+from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.pipeline.options import JobOptions, JobResult
+from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
+from kernelopt.search.registry import default_generators, describe
 
-if TYPE_CHECKING:
-    from kernelopt.pipeline.options import JobResult
+# The engine's commands import their pipeline modules when run: pipeline.job, .check, .bench, .device and
+# .torch_support at the top would double the start of every `kernelopt` command (measured: `import
+# kernelopt.cli.main` 73 -> 136 ms of CPU), `kernelopt submit` and the admin commands included.
 
 POLICIES = [p.value for p in PrecisionPolicy]
 # The embedded defaults (package data): the suite's level2/01 model, and a Triton row softmax.
@@ -42,8 +49,6 @@ SEARCH_SYMBOLS = {"T": "iterations", "N": "plans_per_iteration", "K": "executor_
 
 def search_options(text: str | None) -> dict:
     """`T=3,K=2,chains=2` -> {"iterations": 3, "executor_retries": 2, "chains": 2}; ValueError names a bad one."""
-    from kernelopt.pipeline.options import JobOptions
-
     out: dict = {}
     fields = JobOptions.__dataclass_fields__
     for item in filter(None, (p.strip() for p in (text or "").split(","))):
@@ -60,8 +65,6 @@ def search_options(text: str | None) -> dict:
 
 def console_speed(result: JobResult) -> str:
     """The console's line on speed: what was measured, or why nothing was."""
-    from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
-
     if not result.measured:
         return f"speed: not measured ({result.timing_note})" if result.timing_note else "speed: not measured"
     times = ""
@@ -73,16 +76,15 @@ def console_speed(result: JobResult) -> str:
 
 
 def cmd_optimize(args: argparse.Namespace) -> int:
+    # imported when run, for the start-up time of the other commands (see the note at the top)
     from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
-    from kernelopt.pipeline.errors import InputError, require_file
     from kernelopt.pipeline.job import run_job
-    from kernelopt.pipeline.options import JobOptions
     from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
     if refuse_unsupported_torch("kernelopt optimize"):  # before anything is created: capture would fail later
         return 2
     try:
-        extra = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
+        extra: dict[str, Any] = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
             if args.generators is not None else {}
         extra.update(search_options(args.search))
         options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget, **extra)
@@ -119,7 +121,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.check import CheckRequest, run_check  # when run: start-up time (note at the top)
 
     result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, dtype=args.dtype,
                                     weights=args.weights))
@@ -128,6 +130,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    # imported when run, for the start-up time of the other commands (see the note at the top)
     from kernelopt.pipeline.bench import BenchOptions, run_bench
     from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
@@ -142,8 +145,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_generators(args: argparse.Namespace) -> int:
-    from kernelopt.search.registry import describe
-
     specs = describe()
     if args.json:
         print(json.dumps(specs, indent=1))
@@ -208,9 +209,6 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true")
     g.set_defaults(func=cmd_generators)
 
-    # The service's front ends; their modules import web/database packages only when run.
-    from kernelopt.cli import admin, serve, submit, worker
-
     for front_end in (serve, worker, submit, admin):
         front_end.register(sub)
     return p
@@ -218,8 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from kernelopt.pipeline.errors import InputError
-
     try:
         return args.func(args)
     except InputError as exc:  # a user's input: one line, no traceback

@@ -13,6 +13,10 @@ import sys
 
 from kernelopt.cli.invocation import kernelopt_command
 
+# The service's modules (the API, settings, database, auth, the sandbox gate) are imported by the command
+# when it runs: cli.main imports this module for every command, `kernelopt optimize` included, which must
+# work without the service extras. pipeline.torch_support too, for start-up time (see cli.main).
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="run the API server (embedded SQLite + in-process workers by default)",
@@ -31,6 +35,7 @@ def ensure_default_team(settings) -> str | None:
     """Create team `default` and return its new key if the database has no team at all."""
     from sqlalchemy import func, select
 
+    # service extras: imported when run (note at the top)
     from kernelopt.service.auth import create_api_key, create_team
     from kernelopt.storage.db import make_engine, make_sessionmaker
     from kernelopt.storage.models import Team
@@ -49,6 +54,7 @@ def ensure_default_team(settings) -> str | None:
 def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    # service extras: imported when run (note at the top), as are torch_support, sandbox_gate and api.app below
     from kernelopt.service.settings import ConfigError, get_settings
     from kernelopt.storage.db import upgrade_database
 

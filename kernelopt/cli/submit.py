@@ -7,6 +7,9 @@ import sys
 import time
 from pathlib import Path
 
+from kernelopt.cli.invocation import kernelopt_command
+from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -88,8 +91,6 @@ def event_line(data: dict) -> str:
 
 def final_line(job: dict) -> str:
     """How the job ended, in one line: status, outcome, speed (or why none was measured), cause."""
-    from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
-
     text = f"job {job['id']} {job['status']}"
     if job.get("outcome"):
         text += f": outcome {job['outcome']}"
@@ -108,6 +109,7 @@ def final_line(job: dict) -> str:
 def cmd_submit(args: argparse.Namespace) -> int:
     import os
 
+    # httpx (kernelopt.cli.client) is a service extra: cli.main imports this module for every command.
     from kernelopt.cli.client import ApiError, KernelOptClient
 
     out = sys.stderr if args.json else sys.stdout
@@ -136,8 +138,6 @@ def cmd_submit(args: argparse.Namespace) -> int:
             err("--options must be a JSON object")
             return EXIT_USAGE
     if not os.environ.get("KERNELOPT_API_KEY"):
-        from kernelopt.cli.invocation import kernelopt_command
-
         err("set KERNELOPT_API_KEY to your team's API key (an operator creates one: "
             f"{kernelopt_command()} keys create --team NAME)")
         return EXIT_USAGE
@@ -195,7 +195,7 @@ def _follow(client, job: dict, say, deadline: float | None) -> dict:
     """Follow the SSE stream (reconnecting with Last-Event-ID); fall back to polling if it fails."""
     import threading
 
-    from kernelopt.cli.client import TERMINAL, ApiError
+    from kernelopt.cli.client import TERMINAL, ApiError  # httpx: as in cmd_submit
 
     result: dict = {}
     failure: list = []

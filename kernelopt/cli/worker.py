@@ -23,6 +23,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernelopt.cli.invocation import kernelopt_command
+
+# The service's modules (Celery, settings, the dispatcher, the sandbox gate) are imported by the command
+# when it runs: cli.main imports this module for every command, `kernelopt optimize` included, which must
+# work without the service extras. pipeline.torch_support too, for start-up time (see cli.main).
+
 # The directory holding the `kernelopt` package: on the workers' PYTHONPATH and their cwd, so that
 # they import this very copy (a checkout run without installing, as on the GPU box).
 IMPORT_ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +48,7 @@ class WorkerSpec:
 def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str = "info",
                  prefix: str = "") -> list[WorkerSpec]:
     """The command line and environment of one Celery worker per slot."""
-    from kernelopt.worker.broker import QUEUE
+    from kernelopt.worker.broker import QUEUE  # Celery, a service extra: imported when run (note at the top)
 
     specs = []
     for i, slot_env in enumerate(slots):
@@ -113,6 +119,7 @@ def supervise(specs: list[WorkerSpec], poll_s: float = 1.0) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
+    # service extras and torch_support: imported when run (note at the top), as is sandbox_gate below
     from kernelopt.pipeline.torch_support import refuse_unsupported_torch
     from kernelopt.service.settings import ConfigError, get_settings
     from kernelopt.worker.dispatch import detect_slots
@@ -126,8 +133,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
         print(f"kernelopt worker: {exc}", file=sys.stderr)
         return 2
     if settings.embedded:
-        from kernelopt.cli.invocation import kernelopt_command
-
         print("kernelopt worker: needs KERNELOPT_DATABASE_URL (PostgreSQL) and KERNELOPT_BROKER_URL (Redis).\n"
               f"On a single machine without them, `{kernelopt_command()} serve` runs jobs in-process instead.",
               file=sys.stderr)

@@ -21,6 +21,7 @@ from kernelopt.compiled.graph import (
     Reproduction,
     reduced_precision_reduction_mode,
 )
+from kernelopt.core.timing import bench_interleaved
 from kernelopt.load.problem import (
     ProblemError,
     UnsupportedGraph,
@@ -178,8 +179,6 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
                                                              for i in output_map])
     context_ms = {}
     if req.device.startswith("cuda"):
-        from kernelopt.core.timing import bench_interleaved
-
         with torch.no_grad():
             timing = bench_interleaved({"eager": lambda: model(*inputs),
                                         "torch.compile": lambda: compiled_model(*inputs)}, rounds=3)
@@ -279,7 +278,7 @@ def _max_abs_diff(got: list, expected: list) -> float:
     if len(got) != len(expected):
         return float("inf")
     diffs = []
-    for a, b in zip(got, expected):
+    for a, b in zip(got, expected, strict=True):
         if not isinstance(a, torch.Tensor) or a.shape != b.shape:
             return float("inf")
         if a.numel():
@@ -295,7 +294,7 @@ def _restitch_reproduces(mod, args: list, output_map: list, expected: list) -> t
 
     outs = runtime.call_module(mod, args)
     got = [outs[i] for i in output_map]
-    exact = len(got) == len(expected) and all(torch.equal(a, b) for a, b in zip(got, expected))
+    exact = len(got) == len(expected) and all(torch.equal(a, b) for a, b in zip(got, expected, strict=True))
     return exact, _max_abs_diff(got, expected)
 
 

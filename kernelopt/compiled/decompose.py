@@ -29,6 +29,7 @@ import ast
 import json
 import re
 from dataclasses import asdict, dataclass, field
+from typing import cast
 
 from kernelopt.compiled.module_parse import (
     TritonKernel,
@@ -330,23 +331,24 @@ class _CallWalker:
         params = kernel.launch_params if kernel and kernel.arg_names else []
         for i, arg in enumerate(call.args):
             bufs = self.refs(arg)
-            if i < len(params):
+            if kernel is not None and i < len(params):  # params is empty unless the kernel is known
                 p = params[i]
                 if bufs and (kernel.is_pointer(p) or not kernel.signature):
                     writes += bufs if kernel.writes_param(p) else []
                     reads += bufs if kernel.reads_param(p) or not kernel.writes_param(p) else []
-                elif p.endswith("numel") and int_literal(arg) is not None:
-                    numels.append(int_literal(arg))
+                elif p.endswith("numel") and (numel := int_literal(arg)) is not None:
+                    numels.append(numel)
             elif params:
-                if int_literal(arg) is not None:
-                    grid.append(int_literal(arg))
+                if (value := int_literal(arg)) is not None:
+                    grid.append(value)
             else:  # unknown kernel: any tensor may be read or written
                 reads += bufs
                 writes += bufs
         if not params:
             trailing = [int_literal(a) for a in call.args]
-            while trailing and trailing[-1] is not None:
-                numels.insert(0, trailing.pop())
+            while trailing and (last := trailing[-1]) is not None:
+                trailing.pop()
+                numels.insert(0, last)
         self._new_step("triton", kname, stmt, call, reads=_dedup(reads), writes=_dedup(writes),
                        numels=numels, grid=grid, replaceable=True)
 
@@ -397,7 +399,9 @@ def find_cpp_kernels(tree: ast.Module) -> dict[str, list[str]]:
         if (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
                 and isinstance(node.value, ast.Call) and (dotted(node.value.func) or "").endswith("cpp_pybinding")
                 and node.value.args and isinstance(node.value.args[0], (ast.List, ast.Tuple))):
-            out[node.targets[0].id] = [e.value if isinstance(e, ast.Constant) else "" for e in node.value.args[0].elts]
+            # the C argument types are string literals ('const float*')
+            out[node.targets[0].id] = [cast(str, e.value) if isinstance(e, ast.Constant) else ""
+                                       for e in node.value.args[0].elts]
     return out
 
 
@@ -448,7 +452,7 @@ def fusible_groups(graph: KernelGraph) -> list[list[int]]:
         changed = False
         for run in runs:
             members = set(run)
-            for a, b in zip(run, run[1:]):
+            for a, b in zip(run, run[1:], strict=False):  # adjacent pairs
                 if not any(members.issuperset(buf.consumers + buf.producers) for buf in link_buffers(a, b)):
                     cut.add((a, b))
                     changed = True

@@ -25,6 +25,9 @@ Everything is derived from the module's source, deterministically:
   binds to the candidate (`compiled.runtime.load_output_module`). With no names
   the source is returned unchanged (re-stitch with nothing replaced is bit-exact).
 
+Which statements of `call()` a group spans, and what its `run` executes over which
+parameters, is `compiled.group_span`'s (the statement level).
+
 A candidate module may define `bind(output_module)`, returning the object whose
 `run` is launched: that is how a group candidate reaches Inductor's own epilogue
 kernels (pinned to their compiled configs) to run them unchanged.
@@ -32,19 +35,12 @@ kernels (pinned to their compiled configs) to run them unchanged.
 from __future__ import annotations
 
 import ast
-import builtins
 import re
 import textwrap
 from dataclasses import asdict, dataclass, field
 
-from kernelopt.compiled.decompose import (
-    ALLOC_FUNCS,
-    BOOKKEEPING_CALLS,
-    VIEW_FUNCS,
-    VIEW_METHODS,
-    KernelGraph,
-    decompose,
-)
+from kernelopt.compiled.decompose import KernelGraph, decompose
+from kernelopt.compiled.group_span import Unsupported, call_span
 from kernelopt.compiled.module_parse import comment_block_above, dotted, find_call, op_name
 
 GEMM_OPS = ("baddbmm", "addmm", "bmm", "mm")  # most specific first (template kernels list several aten ops)
@@ -63,7 +59,6 @@ CHAIN_OP = "fusion"  # a kernel chain's op: adjacent Triton kernels joined by in
 CHAIN_PREFIX = f"{GROUP_PREFIX}chain_"
 # Inductor's heuristic-launched kernels: a chain is made of these (a template is a library group's anchor)
 CHAIN_KINDS = ("pointwise", "reduction", "persistent")
-_STREAM_RE = re.compile(r"^stream(\d+)$")
 
 
 @dataclass
@@ -207,226 +202,14 @@ def _detect_chains(graph: KernelGraph) -> list[LibraryGroup]:
 
 
 # ---------------------------------------------------------------------------
-# statement level: the span of call() a group occupies
+# statement level: each group's span of call() (compiled.group_span), parameters and roles
 # ---------------------------------------------------------------------------
-
-class _Unsupported(Exception):
-    pass
-
-
-def _positions(body: list[ast.stmt], out: list) -> None:
-    """(statement, the list holding it) for every simple statement, in program order."""
-    for s in body:
-        if isinstance(s, (ast.With, ast.AsyncWith)):
-            _positions(s.body, out)
-        elif isinstance(s, (ast.If, ast.For, ast.While, ast.Try)):
-            for part in ("body", "orelse", "finalbody"):
-                _positions(getattr(s, part, []) or [], out)
-        else:
-            out.append((s, body))
-
-
-def _call_func(stmt: ast.stmt) -> str:
-    value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
-    return (dotted(value.func) or "") if isinstance(value, ast.Call) else ""
-
-
-def _single_target(stmt: ast.stmt) -> str | None:
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        return stmt.targets[0].id
-    return None
-
-
-def _is_alloc(stmt: ast.stmt) -> bool:
-    return _single_target(stmt) is not None and _call_func(stmt) in ALLOC_FUNCS
-
-
-def _is_stream(stmt: ast.stmt) -> bool:
-    t = _single_target(stmt)
-    return t is not None and bool(_STREAM_RE.match(t))
-
-
-def _is_bookkeeping(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and _call_func(stmt) in BOOKKEEPING_CALLS
-
-
-def _alias_source(stmt: ast.stmt, tensors: set[str]) -> str | None:
-    """For `a = b`, `a = reinterpret_tensor(b, ...)`, `a = b.view(...)`, `a = b[0]`: b."""
-    if _single_target(stmt) is None:
-        return None
-    v = stmt.value
-    if isinstance(v, ast.Name) and v.id in tensors:
-        return v.id
-    if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id in tensors:
-        return v.value.id
-    if isinstance(v, ast.Call) and v.args and (dotted(v.func) or "") in VIEW_FUNCS \
-            and isinstance(v.args[0], ast.Name) and v.args[0].id in tensors:
-        return v.args[0].id
-    if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in VIEW_METHODS \
-            and isinstance(v.func.value, ast.Name) and v.func.value.id in tensors:
-        return v.func.value.id
-    return None
-
-
-def _loads(node: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-
-
-def _del_names(stmt: ast.stmt) -> list[str]:
-    return [t.id for t in stmt.targets if isinstance(t, ast.Name)] if isinstance(stmt, ast.Delete) else []
-
-
-@dataclass
-class _Span:
-    block: list  # the statement list holding the group
-    start: int  # first index in block (inclusive)
-    stop: int  # last index + 1
-    prologue: list  # stream assignments and asserts, kept before the launch
-    hoisted: list  # allocations of buffers used after the group: kept before the launch
-    body: list  # what run() executes
-    anchor_in_body: int
-    after: list  # aliases and dels of live names, replayed after the launch
-    dead: set  # names bound in the span that nothing reads after it
-
-
-def _module_globals(tree: ast.Module) -> set[str]:
-    names = set(dir(builtins))
-    for node in tree.body:
-        for n in ast.walk(node) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) else []:
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                names.add(n.id)
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-    return names
-
-
-def _span(tree: ast.Module, graph: KernelGraph, group: LibraryGroup) -> tuple[_Span, list[str], dict[str, str]]:
-    """The group's statements in call(), and its parameters (name -> base buffer)."""
-    call_fn = find_call(tree)
-    flat: list = []
-    _positions(call_fn.body, flat)
-    by_line: dict[int, list] = {}
-    for pos, (s, blk) in enumerate(flat):
-        by_line.setdefault(s.lineno, []).append(pos)
-    step_pos = []
-    for i in group.steps:
-        step = graph.steps[i]
-        cands = [p for p in by_line.get(step.line, []) if step.target in ast.unparse(flat[p][0])]
-        if not cands:
-            raise _Unsupported(f"statement of step {i} ({step.target}) not found")
-        step_pos.append(cands[0])
-    block = flat[step_pos[0]][1]
-    if any(flat[p][1] is not block for p in step_pos):
-        raise _Unsupported("the group's statements lie in different blocks of call()")
-    start = block.index(flat[step_pos[0]][0])
-    while start > 0 and (_is_alloc(block[start - 1]) or _is_stream(block[start - 1])):
-        start -= 1
-    stop = block.index(flat[step_pos[-1]][0]) + 1
-    while stop < len(block) and isinstance(block[stop], ast.Delete):
-        stop += 1
-    span_stmts = block[start:stop]
-    span_ids = {id(s) for s in span_stmts}
-    step_ids = {id(flat[p][0]) for p in step_pos}
-    last_flat = max(p for p, (s, _) in enumerate(flat) if id(s) in span_ids)
-
-    tensors = set(graph.buffers) | {a for b in graph.buffers.values() for a in b.aliases}
-    base_of = {a: b.name for b in graph.buffers.values() for a in b.aliases}
-    base_of.update({b: b for b in graph.buffers})
-    live_after = {n for s, _ in flat[last_flat + 1:] if not isinstance(s, ast.Delete) for n in _loads(s)}
-
-    # classify the span's statements
-    kinds = []
-    for s in span_stmts:
-        if id(s) in step_ids:
-            kinds.append("step")
-        elif _is_alloc(s):
-            kinds.append("alloc")
-        elif _is_stream(s):
-            kinds.append("stream")
-        elif _is_bookkeeping(s):
-            kinds.append("bookkeeping")
-        elif isinstance(s, ast.Delete):
-            kinds.append("del")
-        elif _alias_source(s, tensors) is not None:
-            kinds.append("alias")
-        else:
-            raise _Unsupported(f"statement `{ast.unparse(s)}` inside the group")
-    bound_in_span = {_single_target(s): k for s, k in zip(span_stmts, kinds) if _single_target(s)}
-    for s, k in zip(span_stmts, kinds):
-        if k == "step" and isinstance(s, ast.Assign):
-            for t in s.targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name):
-                        bound_in_span[n.id] = "define"
-    # names that must exist after the span: live names bound in it, and what their aliases need
-    keep: set[str] = set()
-    todo = [n for n in bound_in_span if n in live_after]
-    while todo:
-        n = todo.pop()
-        if n in keep:
-            continue
-        keep.add(n)
-        k = bound_in_span.get(n)
-        if k == "alias":
-            src = _alias_source(next(s for s in span_stmts if _single_target(s) == n), tensors)
-            if src in bound_in_span:
-                todo.append(src)
-        elif k == "define":
-            raise _Unsupported(f"{n} is returned by a library call inside the group and used after it")
-    dead = {n for n, k in bound_in_span.items() if n not in keep and k != "stream"}
-
-    hoisted = [s for s, k in zip(span_stmts, kinds) if k == "alloc" and _single_target(s) in keep]
-    hoisted_names = [_single_target(s) for s in hoisted]
-    body_kinds = ("step", "alloc", "alias", "del", "stream")
-    # names the span binds that the caller will not have: bookkeeping about them (Inductor's
-    # `assert_size_stride(buf2, ...)` after a library call) runs inside the group, in order
-    inner = {n for n, k in bound_in_span.items() if k != "stream"} - set(hoisted_names)
-
-    def in_body(s: ast.stmt, k: str) -> bool:
-        if k == "bookkeeping":
-            return bool(set(_loads(s)) & inner)
-        return k in body_kinds and not (k == "alloc" and s in hoisted)
-
-    body = [s for s, k in zip(span_stmts, kinds) if in_body(s, k)]
-    anchor_in_body = body.index(flat[step_pos[0]][0])
-    globals_ = _module_globals(tree)
-    params: list[str] = []
-    bound: set[str] = set(hoisted_names)
-    for s in body:
-        for n in _loads(s):
-            if n in bound or n in params:
-                continue
-            if n in tensors:
-                params.append(n)
-            elif not (_STREAM_RE.match(n) or n in globals_):
-                raise _Unsupported(f"the group reads {n}, neither a buffer nor a module global")
-        for n in ast.walk(s):
-            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
-                bound.add(n.id)
-    params += [n for n in hoisted_names if n not in params]
-    caller_bound = (set(params) | keep)
-    after = []
-    for s, k in zip(span_stmts, kinds):
-        if k == "alias" and _single_target(s) in keep:
-            after.append(s)
-        elif k == "del":
-            names = [n for n in _del_names(s) if n in caller_bound and n not in dead]
-            if names:
-                after.append(ast.Delete(targets=[ast.Name(n, ast.Del()) for n in names]))
-    prologue = [s for s, k in zip(span_stmts, kinds) if k == "bookkeeping" and not in_body(s, k)]
-    streams = {_single_target(s): s for s, k in zip(span_stmts, kinds) if k == "stream"}
-    prologue += list(streams.values())  # the last assignment of each stream name
-    return (_Span(block, start, stop, prologue, hoisted, body, anchor_in_body, after, dead), params,
-            {p: base_of.get(p, p) for p in params})
-
 
 def _roles(group: LibraryGroup, graph: KernelGraph, params: list[str], base: dict[str, str]) -> list[str]:
     written = {b for i in group.steps for b in graph.steps[i].writes}
     bases = [base[p] for p in params]
     if len(set(bases)) != len(bases):
-        raise _Unsupported("two parameters name one buffer (their copies would not share memory)")
+        raise Unsupported("two parameters name one buffer (their copies would not share memory)")
     out, n_in, n_out, n_io = [], 0, 0, 0
     for p in params:
         b = base[p]
@@ -482,9 +265,9 @@ def _complete(groups: list[LibraryGroup], source: str, graph: KernelGraph) -> li
     for g in groups:
         g.kernel_sources = {k: definitions[k] for k in g.kernels if k in definitions}
         try:
-            sp, params, base = _span(tree, graph, g)
+            sp, params, base = call_span(tree, graph, g.steps)
             g.arg_names = _roles(g, graph, params, base)
-        except _Unsupported as exc:
+        except Unsupported as exc:
             g.reason = str(exc)
             continue
         span = sp.block[sp.start:sp.stop]
@@ -543,7 +326,7 @@ def rewrite_module(source: str, names: list[str] | set[str]) -> str:
         g = groups[n]
         if g.reason:
             raise ValueError(f"group {n} cannot be re-stitched: {g.reason}")
-        sp, params, _ = _span(tree, graph, g)
+        sp, params, _ = call_span(tree, graph, g.steps)
         spans.append((g, sp, params))
     dead: set[str] = set()
     for g, sp, params in reversed(spans):  # later spans first: earlier indexes stay valid
@@ -551,6 +334,7 @@ def rewrite_module(source: str, names: list[str] | set[str]) -> str:
         sp.block[sp.start:sp.stop] = sp.prologue + sp.hoisted + [launch] + sp.after
         dead |= sp.dead
     call_fn = find_call(tree)
+    assert call_fn is not None  # the spans above lie in it
     _drop_dels(call_fn.body, dead)
     lines = source.splitlines(keepends=True)
     start = (call_fn.decorator_list[0].lineno if call_fn.decorator_list else call_fn.lineno) - 1

@@ -36,7 +36,7 @@ class KernelIO:
         import torch
 
         return [
-            i for i, (b, a) in enumerate(zip(self.before, self.after))
+            i for i, (b, a) in enumerate(zip(self.before, self.after, strict=False))
             if isinstance(b, torch.Tensor) and not torch.equal(b, a) and not _both_nan_equal(b, a)
         ]
 
@@ -69,6 +69,8 @@ def clone_arg(x: Any) -> Any:
 
 def poison_(t) -> None:
     """Poison a tensor with the pattern Gate 2 recognises as "never written"."""
+    # here, not at module level: core.compare imports torch, and this module stays torch-free
+    # (verify.interpreter, which the torch-free job orchestrator imports, imports it)
     from kernelopt.core.compare import poison_ as gate_poison
 
     gate_poison(t)
@@ -93,7 +95,7 @@ class _Recorder:
         before = [clone_arg(a) for a in args]
         result = self.inner.run(*args, **kwargs)
         # An argument the launch left alone is held once (inputs can be most of the memory).
-        after = [b if unchanged(a, b) else clone_arg(a) for a, b in zip(args, before)]
+        after = [b if unchanged(a, b) else clone_arg(a) for a, b in zip(args, before, strict=True)]
         extra = {k: v for k, v in kwargs.items() if k != "stream"}
         self.records.append(KernelIO(self.name, before, after, extra))
         return result

@@ -109,7 +109,7 @@ def to_plain(node: ast.AST) -> Any:
         return [to_plain(e) for e in node.elts]
     if isinstance(node, ast.Dict):
         out: dict[str, Any] = {}
-        for k, v in zip(node.keys, node.values):
+        for k, v in zip(node.keys, node.values, strict=True):
             if k is None:  # `**spread`
                 continue
             key = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else ast.unparse(k)
@@ -225,7 +225,7 @@ def _read_decorator(kernel: TritonKernel, kwargs: dict[str, ast.expr]) -> None:
         kernel.size_hints = hints if isinstance(hints, dict) else {str(i): h for i, h in enumerate(hints or [])}
     meta = kwargs.get("triton_meta")
     if isinstance(meta, ast.Dict):
-        for k, v in zip(meta.keys, meta.values):
+        for k, v in zip(meta.keys, meta.values, strict=True):
             if isinstance(k, ast.Constant) and k.value == "signature" and isinstance(v, ast.Dict):
                 kernel.signature = _signature(v, kernel.arg_names)
     if "inductor_meta" in kwargs:
@@ -240,7 +240,7 @@ def _read_decorator(kernel: TritonKernel, kwargs: dict[str, ast.expr]) -> None:
 def _signature(node: ast.Dict, arg_names: list[str]) -> dict[str, str]:
     """Parameter name -> Triton type; older Inductor keyed the signature by parameter index."""
     sig: dict[str, str] = {}
-    for k, v in zip(node.keys, node.values):
+    for k, v in zip(node.keys, node.values, strict=True):
         if not (isinstance(k, ast.Constant) and isinstance(v, ast.Constant)):
             continue
         key = k.value

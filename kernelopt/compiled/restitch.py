@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.graph import WEIGHTS_FILE, CapturedGraph
+from kernelopt.compiled.group import is_group_name, rewrite_module
 from kernelopt.load.problem import build_model, dtype_from_name, import_problem, make_inputs
 
 
@@ -33,8 +34,6 @@ def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device
 def stitched_source(source: str, replacements: dict[str, str] | None) -> str:
     """The output module's source with the replaced library groups' statements rewritten
     to launch their candidates (compiled.group); unchanged when no group is replaced."""
-    from kernelopt.compiled.group import is_group_name, rewrite_module
-
     groups = [name for name in (replacements or {}) if is_group_name(name)]
     return rewrite_module(source, groups) if groups else source
 
@@ -53,7 +52,7 @@ class ModelContext:
     device: str = "cuda"
     _model: object = field(default=None, repr=False)
     _problem: object = field(default=None, repr=False)
-    _consts: list = field(default=None, repr=False)
+    _consts: list | None = field(default=None, repr=False)
 
     @property
     def captured(self) -> CapturedGraph:

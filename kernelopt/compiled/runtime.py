@@ -41,6 +41,8 @@ def load_kernel_module(source: str, name: str = "candidate") -> types.ModuleType
             f.write(source)
         os.replace(tmp, path)
     spec = importlib.util.spec_from_file_location(mod_name, path)
+    if spec is None or spec.loader is None:  # never for a .py path: the source file loader
+        raise ImportError(f"kernel {name}: no loader for {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = mod
     try:

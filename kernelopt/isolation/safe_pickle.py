@@ -16,10 +16,11 @@ import pickle
 from enum import Enum
 from typing import Any
 
-# kernelopt's subpackages whose dataclasses/enums/exceptions may appear in a reply (the engine's;
-# not the service's), and the checkout's benchmarks/ tooling.
-OWN_PACKAGES = frozenset({"load", "compiled", "profiling", "search", "verify", "pipeline", "isolation", "agents",
-                          "worker"})
+from kernelopt.core.layout import ENGINE_PACKAGES
+
+# kernelopt's subpackages whose dataclasses/enums/exceptions may appear in a reply (the engine's and the
+# worker's; not the rest of the service's), and the checkout's benchmarks/ tooling.
+OWN_PACKAGES = frozenset(ENGINE_PACKAGES + ("worker",))
 
 
 def _own(module: str) -> bool:

@@ -1,7 +1,7 @@
 """fp32 convolutions on cuDNN: 3xTF32 emulation, channels_last dispatch, plain TF32.
 
 `aten.convolution` (Conv1d/2d/3d, transposed, grouped, strided, dilated) is linear
-in its input x and its weight w, so the TF32 split of kernels/gemm_emulated.py
+in its input x and its weight w, so the TF32 split of kernels/gemm_split3.py
 carries over unchanged:
 
     hi = x rounded to TF32 (the low 13 mantissa bits cleared), lo = x - hi (exact),
@@ -187,7 +187,7 @@ def channel_chunks(channels: int, n_taps: int, chunk: int) -> list[tuple[int, in
     per = max(1, chunk // n_taps)
     n = -(-channels // per)
     bounds = [round(i * channels / n) for i in range(n + 1)]
-    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
 def _gather_split(t: torch.Tensor, order: Sequence[str], axis: int, groups: int, start: int, stop: int,

@@ -1,925 +1,106 @@
-"""fp32-accurate GEMMs on tensor cores (mm, bmm, addmm, baddbmm).
+"""fp32-accurate GEMMs on tensor cores (mm, bmm, addmm, baddbmm): the library's one import.
 
-A float32 GEMM on cuBLAS's fp32 path runs on the CUDA cores (~52 TFLOP/s on an
-H200); its TF32 path runs on the tensor cores (~366 TFLOP/s) but reads only the
-top 10 mantissa bits of each operand (max error vs float64 ~1,000x cuBLAS
-fp32's). Splitting each operand x into a TF32-exact high part and a residual,
-
-    hi = x with its low 13 mantissa bits cleared (optionally rounded first),
-    lo = x - hi                                   (exact in fp32),
-
-gives x·y = hi_x·hi_y + hi_x·lo_y + lo_x·hi_y + lo_x·lo_y; the last term is
-below fp32's resolution and is dropped, the other three run as TF32 tensor-core
-products accumulated in fp32 ("3xTF32", CUTLASS discussion 385). `lo` itself
-carries up to 13 significant bits, of which the tensor core reads 11 (Triton's
-tf32 dot truncates: bit-identical to pre-truncated operands on the H200;
-cuBLAS's TF32 matched neither pre-truncated nor pre-rounded operands): the
-residual error per product is <= 2^-22 |x·y| with rounded splits (<= 2^-20,
-and biased, truncated).
-
-Where the sum is formed matters as much as the split. The tensor cores add
-into their fp32 accumulator with truncation, so a TF32 GEMM that accumulates all
-of K inside the tensor core drifts: on an H200 (2026-12-01, K = 8192) three
-cuBLAS TF32 GEMMs chained through beta=1 came out 4.6x *less* accurate than
-cuBLAS fp32 (and a Triton loop carrying its accumulator through the tensor
-cores 13x), while summing each K-tile's products from zero and adding the tile
-sums with fp32 round-to-nearest (Triton's ``tf32x3``) was 7x *more* accurate.
-Every construction here therefore keeps the tensor-core chains short.
-Measured side by side: benchmarks/results/2026-12-01-h200-gemm-fp32 (README).
-
-Two constructions, each with its method stated in its docstring:
+A float32 GEMM as TF32 tensor-core products of operands split into a TF32-exact
+high part and a residual ("3xTF32"), or of bf16 parts, with short tensor-core
+accumulation chains (why, and what was measured: kernels/gemm_split3.py). Two
+constructions, each with its method stated in its docstring:
 
 * **cuBLAS split** (`mm_3xtf32`, `bmm_3xtf32`, `addmm_3xtf32`,
-  `baddbmm_3xtf32`): one memory-bound pass (a Triton kernel on CUDA) splits A
-  and B straight into the layout the GEMMs read, then cuBLAS TF32 GEMMs with
-  `torch.backends.cuda.matmul.allow_tf32` switched on for those calls only and
-  restored. K is cut into chunks (`DEFAULT_K_CHUNK`); per chunk, ``concat``
-  runs one GEMM on ``[A_lo | A_hi | A_hi] · [B_hi ; B_lo ; B_hi]`` (the three
-  products, small terms first along K) and ``separate`` runs three; the chunks
-  are added in cuBLAS's fp32 epilogue (beta=1, round-to-nearest). ``k_chunk=0``
-  with ``separate`` is the textbook construction (3 GEMMs over all of K).
+  `baddbmm_3xtf32`; kernels/gemm_split3.py, with the split pass and the TF32
+  helpers): one memory-bound split pass, then cuBLAS TF32 GEMMs per K chunk,
+  the chunks added in cuBLAS's fp32 epilogue. On a CPU the tensor core is
+  emulated (`tc_matmul`), so their numerics can be tested without a GPU.
 * **Triton kernel** (`triton_mm`, `triton_bmm`, `triton_addmm`,
-  `triton_baddbmm`, `triton_mm_presplit`): a persistent, TMA-fed kernel
-  (host tensor descriptors, grouped tile order, software-pipelined K loop)
-  whose products use ``tl.dot(..., input_precision=P)``: ``tf32x3`` (Triton's
-  own 3xTF32: operands split in registers with round-to-nearest, the two small
-  products and the big one summed per K-tile from zero, then added to the fp32
-  accumulator), ``3xtf32`` (the same split written out),
-  ``presplit`` (operands split beforehand into K-major hi/lo parts in global
-  memory, all tiles fed by TMA straight to the tensor cores, per-K-tile sums),
-  ``bf16x6`` / ``bf16x3`` (operands split into 3 / 2 bf16 parts, 6 / 3
-  products), or ``tf32`` / ``ieee`` for reference. Split-K (fp32 partial sums
-  in a workspace, reduced in a fixed order: deterministic) for large-K,
-  small-M×N shapes. The bias of addmm/baddbmm is added in the epilogue.
-  Configurations are tuned per shape on the GPU (`tune=True`); without a GPU
-  (TRITON_INTERPRET=1) one explicit config runs, every dot in fp32.
+  `triton_baddbmm`, `triton_mm_presplit`; kernels/gemm_triton.py): a
+  persistent, TMA-fed kernel whose products use ``tl.dot(...,
+  input_precision=P)`` (``tf32x3``, ``3xtf32``, ``presplit``, ``bf16x6``, ...),
+  split-K for large-K, small-M×N shapes, tuned per shape on the GPU.
 
-Non-finite inputs: NaN propagates. A ±inf operand can turn a ±inf product into
-NaN in the split constructions (``0 · inf`` in a residual product) except in
-Triton's ``tf32x3``/``bf16x*``, which zero NaNs of the residual sum.
-
-On a CPU the cuBLAS-split functions run with torch matmul and *emulate* the
-tensor core (each TF32 product reads its operands with the low 13 mantissa bits
-cleared, `tc_matmul`), so their numerics can be tested without a GPU.
+The library is a run-time one: a gemm_fp32 candidate module embeds it
+(`library_source`: the parts in dependency order as one self-contained source),
+so that the candidate and its `optimized_module.py` need no KernelOPT.
 """
 from __future__ import annotations
 
-import contextlib
-import math
-import os
-import warnings
-from dataclasses import dataclass
-from typing import Optional
-
-import torch
-
-try:  # the engine needs triton; keep the cuBLAS-split path importable without it
-    import triton
-    import triton.language as tl
-
-    HAS_TRITON = True
-except Exception:  # pragma: no cover
-    HAS_TRITON = False
-
-TF32_MASK = -8192  # 0xFFFFE000 as int32: clears the 13 low mantissa bits
-TF32_HALF = 0x1000  # half a TF32 ulp in the fp32 bit pattern (round half away from zero)
-
-#: precision methods, for reports: name -> one line
-METHODS = {
-    "split3": "3xTF32 on cuBLAS: A,B split into TF32-exact hi + residual lo, "
-              "lo·hi + hi·lo + hi·hi as TF32 tensor-core GEMMs accumulated in fp32",
-    "tf32x3": "Triton tl.dot input_precision='tf32x3' (3xTF32, RN split in registers, "
-              "per-K-tile sum from zero added to the fp32 accumulator)",
-    "3xtf32": "Triton 3xTF32 written out (RN split in registers, three tf32 tl.dots "
-              "from a fresh accumulator per K-tile, added to the fp32 accumulator)",
-    "presplit": "Triton 3xTF32 on operands split beforehand (hi and lo K-major in global memory, "
-                "one memory pass; TMA feeds the four tiles straight to the tensor cores; "
-                "fresh accumulator per K-tile)",
-    "bf16x6": "Triton tl.dot input_precision='bf16x6' (operands split into 3 bf16 parts, 6 products)",
-    "bf16x3": "Triton tl.dot input_precision='bf16x3' (operands split into 2 bf16 parts, 3 products)",
-    "tf32": "plain TF32 (not fp32-accurate)",
-    "ieee": "fp32 FMA (no tensor cores)",
-}
-
-
-# --------------------------------------------------------------------------
-# TF32 scope and the tensor-core product (real on CUDA, emulated on CPU)
-# --------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def tf32_matmul_scope(enabled: bool = True):
-    """`torch.backends.cuda.matmul.allow_tf32 = enabled` inside, restored after."""
-    flags = torch.backends.cuda.matmul
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        old = flags.allow_tf32
-        flags.allow_tf32 = enabled
-    try:
-        yield
-    finally:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            flags.allow_tf32 = old
-
-
-def truncate_tf32(x: torch.Tensor) -> torch.Tensor:
-    """x with its 13 low mantissa bits cleared (what a TF32 tensor core reads)."""
-    return (x.contiguous().view(torch.int32) & TF32_MASK).view(torch.float32).view(x.shape)
-
-
-def round_tf32(x: torch.Tensor) -> torch.Tensor:
-    """x rounded to TF32 (10 mantissa bits), half away from zero; inf/nan kept."""
-    xi = x.contiguous().view(torch.int32)
-    r = ((xi + TF32_HALF) & TF32_MASK).view(torch.float32).view(x.shape)
-    return torch.where(torch.isfinite(x), r, x)
-
-
-def tc_matmul(a: torch.Tensor, b: torch.Tensor, out: Optional[torch.Tensor] = None,
-              accumulate: bool = False, alpha: float = 1.0) -> torch.Tensor:
-    """One TF32 tensor-core product ``alpha·a@b`` (2-D or batched 3-D), written to
-    `out` (or added to it with `accumulate`).
-
-    CUDA: cuBLAS with allow_tf32 scoped on. CPU: the tensor core is emulated by
-    truncating both operands to TF32 (`truncate_tf32`) before an fp32 matmul.
-    """
-    batched = a.dim() == 3
-    if a.is_cuda:
-        with tf32_matmul_scope(True):
-            if out is None:
-                r = torch.bmm(a, b) if batched else torch.mm(a, b)
-                return r.mul_(alpha) if alpha != 1.0 else r
-            if accumulate:
-                return out.baddbmm_(a, b, alpha=alpha) if batched else out.addmm_(a, b, alpha=alpha)
-            if batched:
-                return torch.bmm(a, b, out=out).mul_(alpha) if alpha != 1.0 else torch.bmm(a, b, out=out)
-            return torch.mm(a, b, out=out).mul_(alpha) if alpha != 1.0 else torch.mm(a, b, out=out)
-    r = torch.matmul(truncate_tf32(a), truncate_tf32(b))
-    if alpha != 1.0:
-        r = r * alpha
-    if out is None:
-        return r
-    if accumulate:
-        return out.add_(r)
-    return out.copy_(r)
-
-
-def mm_tf32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Plain TF32 GEMM (one tensor-core product; NOT fp32-accurate). Reference."""
-    return tc_matmul(a, b)
-
-
-# --------------------------------------------------------------------------
-# The split pass
-# --------------------------------------------------------------------------
-
-if HAS_TRITON:
-
-    @triton.jit
-    def _split_kernel(x_ptr, hi_ptr, lo_ptr, hi2_ptr, R, C, NCH,
-                      sx0, sx1, sxr, sxc, sh0, sh1, shr, shc, sl0, sl1, slr, slc, s20, s21, s2r, s2c,
-                      ROUND: tl.constexpr, HAS_HI: tl.constexpr, HAS_HI2: tl.constexpr,
-                      BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
-        # one [BLOCK_R, BLOCK_C] tile of one (batch, chunk) slice of a 4-D strided view
-        pid_r = tl.program_id(0)
-        pid_c = tl.program_id(1)
-        p2 = tl.program_id(2)
-        i0 = (p2 // NCH).to(tl.int64)
-        i1 = (p2 % NCH).to(tl.int64)
-        rows = (pid_r * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)[:, None]
-        cols = (pid_c * BLOCK_C + tl.arange(0, BLOCK_C)).to(tl.int64)[None, :]
-        mask = (rows < R) & (cols < C)
-        x = tl.load(x_ptr + i0 * sx0 + i1 * sx1 + rows * sxr + cols * sxc, mask=mask, other=0.0)
-        xi = x.to(tl.int32, bitcast=True)
-        if ROUND:
-            xi = xi + 0x1000
-        hi = (xi & -8192).to(tl.float32, bitcast=True)
-        finite = (x == x) & (tl.abs(x) < float("inf"))
-        hi = tl.where(finite, hi, x)
-        lo = tl.where(finite, x - hi, 0.0)
-        if HAS_HI:
-            tl.store(hi_ptr + i0 * sh0 + i1 * sh1 + rows * shr + cols * shc, hi, mask=mask)
-        tl.store(lo_ptr + i0 * sl0 + i1 * sl1 + rows * slr + cols * slc, lo, mask=mask)
-        if HAS_HI2:
-            tl.store(hi2_ptr + i0 * s20 + i1 * s21 + rows * s2r + cols * s2c, hi, mask=mask)
-
-
-def _as4(t: torch.Tensor) -> torch.Tensor:
-    while t.dim() < 4:
-        t = t.unsqueeze(0)
-    return t
-
-
-def split_into(x: torch.Tensor, lo: torch.Tensor, hi: Optional[torch.Tensor] = None,
-               hi2: Optional[torch.Tensor] = None, rounding: str = "rn") -> None:
-    """Write x's TF32 split: ``hi`` (and a second copy ``hi2``) and ``lo = x - hi``.
-
-    rounding: ``"trunc"`` (hi = x with the low 13 mantissa bits cleared) or
-    ``"rn"`` (hi = x rounded to TF32 first, half away from zero: |lo| <= half a
-    TF32 ulp, unbiased). Non-finite x: hi = x, lo = 0. x and the outputs are
-    views of the same shape (up to 4-D) with any strides: the outputs may be
-    slots of a concatenated operand or a transposed (K-major) layout. One memory
-    pass on CUDA (a Triton kernel), torch ops elsewhere.
-    """
-    if rounding not in ("rn", "trunc"):
-        raise ValueError(f"rounding must be 'rn' or 'trunc', not {rounding!r}")
-    for t in (lo, hi, hi2):
-        if t is not None and t.shape != x.shape:
-            raise ValueError(f"output shape {tuple(t.shape)} != input shape {tuple(x.shape)}")
-    if x.is_cuda and HAS_TRITON and not _interpreting():
-        x4, lo4 = _as4(x), _as4(lo)
-        hi4 = _as4(hi) if hi is not None else lo4
-        h24 = _as4(hi2) if hi2 is not None else lo4
-        n0, n1, R, C = x4.shape
-        if x4.numel() == 0:
-            return
-        # tile along the contiguous dimension of the output
-        if lo4.stride(3) == 1 or lo4.stride(2) != 1:
-            BR, BC = 16, 256
-        else:
-            BR, BC = 128, 32
-        grid = (triton.cdiv(R, BR), triton.cdiv(C, BC), n0 * n1)
-        _split_kernel[grid](x4, hi4, lo4, h24, R, C, n1, *x4.stride(), *hi4.stride(), *lo4.stride(),
-                            *h24.stride(), ROUND=rounding == "rn", HAS_HI=hi is not None,
-                            HAS_HI2=hi2 is not None, BLOCK_R=BR, BLOCK_C=BC, num_warps=4)
-        return
-    h = round_tf32(x) if rounding == "rn" else truncate_tf32(x)
-    finite = torch.isfinite(x)
-    h = torch.where(finite, h, x)
-    lo.copy_(torch.where(finite, x - h, torch.zeros_like(x)))
-    if hi is not None:
-        hi.copy_(h)
-    if hi2 is not None:
-        hi2.copy_(h)
-
-
-def split_tf32(x: torch.Tensor, rounding: str = "rn") -> tuple[torch.Tensor, torch.Tensor]:
-    """(hi, lo), contiguous, with hi TF32-exact and hi + lo == x exactly (finite x)."""
-    hi = torch.empty(x.shape, device=x.device, dtype=torch.float32)
-    lo = torch.empty_like(hi)
-    split_into(x, lo, hi, rounding=rounding)
-    return hi, lo
-
-
-def split_kmajor(t: torch.Tensor, operand: str, rounding: str = "rn") -> tuple[torch.Tensor, torch.Tensor]:
-    """(hi, lo) of a GEMM operand laid out K-major (K contiguous), whatever t's layout.
-
-    operand ``"a"``: t is [.., M, K] -> contiguous parts; ``"b"``: t is [.., K, N] ->
-    parts are transposed views of contiguous [.., N, K] tensors (the layout of a
-    Linear weight, which the tensor cores read directly for TF32). One pass: the
-    split kernel writes the transposed layout itself.
-    """
-    if operand == "a":
-        return split_tf32(t, rounding)
-    shp = list(t.shape)
-    shp[-2], shp[-1] = shp[-1], shp[-2]
-    hi = torch.empty(shp, device=t.device, dtype=torch.float32)
-    lo = torch.empty_like(hi)
-    split_into(t, lo.transpose(-1, -2), hi.transpose(-1, -2), rounding=rounding)
-    return hi.transpose(-1, -2), lo.transpose(-1, -2)
-
-
-# --------------------------------------------------------------------------
-# 3xTF32 on cuBLAS
-# --------------------------------------------------------------------------
-
-
-def choose_layout(m: int, n: int, k: int) -> str:
-    """``separate`` or ``concat`` by extra bytes moved (fp32 words).
-
-    separate: the output is read and written twice more (4·M·N words);
-    concat: the concatenated operands hold K(M+N) more words than the split
-    parts of `separate` (3 copies instead of 2).
-    """
-    return "concat" if k * (m + n) < 4 * m * n else "separate"
-
-
-#: K-chunk of the cuBLAS split: each chunk's three products run in one TF32 GEMM
-#: (fresh tensor-core accumulator over 3·chunk), chunks are added in cuBLAS's fp32
-#: epilogue (beta=1, round-to-nearest). Measured on an H200 (2026-12-01,
-#: benchmarks/results/2026-12-01-h200-gemm-fp32): at 1024x8192x1024 the error grows
-#: with the chunk (0.50/0.70/1.13/2.22/15.0 e-6 for 64/256/512/1024/8192 against
-#: cuBLAS fp32's 1.24e-6); 256 stayed at rho <= 0.85 on the six shapes, 1024 did not.
-DEFAULT_K_CHUNK = 256
-
-
-def _chunk_size(k: int, target: int) -> int:
-    if target <= 0 or k <= target:
-        return k
-    for d in range(target, max(8, target // 2) - 1, -1):
-        if k % d == 0:
-            return d
-    return target  # K is zero-padded to a multiple
-
-
-@dataclass
-class Split3Operands:
-    """A and B split for the cuBLAS 3xTF32 GEMMs (`split3_operands`), reusable (a
-    weight's split can be made once per job)."""
-    layout: str  # concat | separate
-    kc: int  # K chunk
-    nch: int
-    parts: tuple  # concat: (ac [nb, M, nch·3·kc], bc [nb, nch·3·kc, N]); separate: (a_hi, a_lo, b_hi, b_lo)
-
-
-def split3_operands(a3: torch.Tensor, b3: torch.Tensor, *, rounding: str = "rn", layout: str = "auto",
-                    k_chunk: int = DEFAULT_K_CHUNK) -> Split3Operands:
-    """The split pass of the cuBLAS construction: a3 [nb, M, K], b3 [nb, K, N]."""
-    nb, m, k = a3.shape
-    n = b3.shape[2]
-    dev = a3.device
-    kc = _chunk_size(k, k_chunk)
-    nch = -(-k // kc)
-    if layout == "auto":
-        layout = "concat" if kc < k else choose_layout(m, n, k)
-    if layout == "concat":
-        kp = nch * kc
-        alloc = torch.zeros if kp != k else torch.empty
-        # per chunk c: [A_lo | A_hi | A_hi]_c . [B_hi ; B_lo ; B_hi]_c, small terms first along K
-        ac = alloc((nb, m, nch, 3, kc), device=dev, dtype=torch.float32)
-        bc = alloc((nb, nch, 3, kc, n), device=dev, dtype=torch.float32)
-        if kp != k:
-            a3 = torch.nn.functional.pad(a3, (0, kp - k))
-            b3 = torch.nn.functional.pad(b3, (0, 0, 0, kp - k))
-        xa = a3.reshape(nb, m, nch, kc).permute(0, 2, 1, 3)  # [nb, nch, M, kc]
-        split_into(xa, lo=ac[:, :, :, 0].permute(0, 2, 1, 3), hi=ac[:, :, :, 1].permute(0, 2, 1, 3),
-                   hi2=ac[:, :, :, 2].permute(0, 2, 1, 3), rounding=rounding)
-        split_into(b3.reshape(nb, nch, kc, n), lo=bc[:, :, 1], hi=bc[:, :, 0], hi2=bc[:, :, 2],
-                   rounding=rounding)
-        return Split3Operands("concat", kc, nch, (ac.view(nb, m, nch * 3 * kc), bc.view(nb, nch * 3 * kc, n)))
-    if layout != "separate":
-        raise ValueError(f"layout must be auto, separate or concat, not {layout!r}")
-    a_hi, a_lo = split_tf32(a3, rounding)
-    b_hi, b_lo = split_tf32(b3, rounding)
-    return Split3Operands("separate", kc, nch, (a_hi, a_lo, b_hi, b_lo))
-
-
-def split3_gemm(ops: Split3Operands, out: torch.Tensor, *, accumulate: bool = False,
-                alpha: float = 1.0) -> torch.Tensor:
-    """The TF32 GEMMs of the cuBLAS construction into out [nb, M, N] (added to it with
-    `accumulate`): per K chunk, the small products first, the big one last."""
-    first = accumulate
-    if ops.layout == "concat":
-        ac, bc = ops.parts
-        w = 3 * ops.kc
-        for c in range(ops.nch):
-            tc_matmul(ac[:, :, w * c:w * (c + 1)], bc[:, w * c:w * (c + 1)], out=out, accumulate=first,
-                      alpha=alpha)
-            first = True
-        return out
-    a_hi, a_lo, b_hi, b_lo = ops.parts
-    k = a_hi.shape[2]
-    for c0 in range(0, k, ops.kc):
-        sl = slice(c0, min(k, c0 + ops.kc))
-        tc_matmul(a_lo[:, :, sl], b_hi[:, sl], out=out, accumulate=first, alpha=alpha)
-        tc_matmul(a_hi[:, :, sl], b_lo[:, sl], out=out, accumulate=True, alpha=alpha)
-        tc_matmul(a_hi[:, :, sl], b_hi[:, sl], out=out, accumulate=True, alpha=alpha)
-        first = True
-    return out
-
-
-def _split3_core(a3: torch.Tensor, b3: torch.Tensor, bias3: Optional[torch.Tensor],
-                 beta: float, alpha: float, rounding: str, layout: str,
-                 k_chunk: int = DEFAULT_K_CHUNK, out: Optional[torch.Tensor] = None) -> torch.Tensor:
-    """Batched core: a3 [nb, M, K], b3 [nb, K, N] -> [nb, M, N] (fp32), into `out` where given
-    (an [nb, M, N] fp32 tensor sharing no memory with the operands or the bias)."""
-    nb, m, _ = a3.shape
-    n = b3.shape[2]
-    if out is None:
-        out = torch.empty((nb, m, n), device=a3.device, dtype=torch.float32)
-    if bias3 is not None:
-        out.copy_(bias3.expand(nb, m, n))
-        if beta != 1.0:
-            out.mul_(beta)
-    ops = split3_operands(a3, b3, rounding=rounding, layout=layout, k_chunk=k_chunk)
-    return split3_gemm(ops, out, accumulate=bias3 is not None, alpha=alpha)
-
-
-def _check_f32(*ts):
-    for t in ts:
-        if t is not None and t.dtype != torch.float32:
-            raise TypeError(f"fp32 tensors only, got {t.dtype}")
-
-
-def mm_3xtf32(a: torch.Tensor, b: torch.Tensor, *, rounding: str = "rn",
-              layout: str = "auto", k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
-    """fp32-accurate ``a @ b`` (2-D) as 3xTF32 on cuBLAS.
-
-    Method: one split pass (hi = TF32 rounding/truncation of x, lo = x - hi),
-    then TF32 tensor-core GEMMs lo·hi + hi·lo + hi·hi (small terms first)
-    accumulated in fp32; allow_tf32 is on only for those calls. K is cut into
-    chunks of `k_chunk` (0: no chunks): the tensor core sums one chunk, cuBLAS's
-    fp32 epilogue (beta=1, round-to-nearest) adds the chunks. `layout`:
-    ``concat`` (per chunk one GEMM on [A_lo|A_hi|A_hi]·[B_hi;B_lo;B_hi]),
-    ``separate`` (per chunk 3 GEMMs through beta=1) or ``auto`` (concat when
-    chunked, else `choose_layout`). CPU: tensor core emulated (`tc_matmul`).
-    """
-    _check_f32(a, b)
-    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), None, 1.0, 1.0, rounding, layout, k_chunk)[0]
-
-
-def bmm_3xtf32(a: torch.Tensor, b: torch.Tensor, *, rounding: str = "rn",
-               layout: str = "auto", k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
-    """fp32-accurate ``torch.bmm(a, b)`` as 3xTF32 on cuBLAS (method: `mm_3xtf32`,
-    batched GEMMs: bmm then baddbmm with beta=1)."""
-    _check_f32(a, b)
-    return _split3_core(a, b, None, 1.0, 1.0, rounding, layout, k_chunk)
-
-
-def addmm_3xtf32(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                 alpha: float = 1.0, rounding: str = "rn", layout: str = "auto",
-                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
-    """fp32-accurate ``torch.addmm(bias, a, b, beta=, alpha=)`` as 3xTF32 on cuBLAS.
-
-    Method: `mm_3xtf32`; the output starts as beta·bias (broadcast) and every
-    TF32 product is added to it in cuBLAS's fp32 epilogue (alpha applied there).
-    """
-    _check_f32(bias, a, b)
-    bias3 = bias.expand(a.shape[0], b.shape[1]).unsqueeze(0)
-    return _split3_core(a.unsqueeze(0), b.unsqueeze(0), bias3, beta, alpha, rounding, layout, k_chunk)[0]
-
-
-def baddbmm_3xtf32(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                   alpha: float = 1.0, rounding: str = "rn", layout: str = "auto",
-                 k_chunk: int = DEFAULT_K_CHUNK) -> torch.Tensor:
-    """fp32-accurate ``torch.baddbmm(bias, a, b, beta=, alpha=)`` (method: `addmm_3xtf32`)."""
-    _check_f32(bias, a, b)
-    bias3 = bias.expand(a.shape[0], a.shape[1], b.shape[2])
-    return _split3_core(a, b, bias3, beta, alpha, rounding, layout, k_chunk)
-
-
-# --------------------------------------------------------------------------
-# The Triton kernel
-# --------------------------------------------------------------------------
-
-PRECISIONS = ("tf32x3", "3xtf32", "presplit", "bf16x6", "bf16x3", "tf32", "ieee")
-FP32_ACCURATE = ("tf32x3", "3xtf32", "presplit", "bf16x6")
-
-
-@dataclass(frozen=True)
-class GemmConfig:
-    block_m: int = 128
-    block_n: int = 128
-    block_k: int = 32
-    group_m: int = 8
-    num_warps: int = 8
-    num_stages: int = 3
-    split_k: int = 1
-    flatten: bool = True
-
-    def short(self) -> str:
-        return (f"{self.block_m}x{self.block_n}x{self.block_k} w{self.num_warps} s{self.num_stages}"
-                f" g{self.group_m} splitk{self.split_k}{'' if self.flatten else ' noflat'}")
-
-
-#: the configurations tuned over on Hopper (fp32 operands: 4 B/elem, 227 KB smem).
-#: Checked by compiling for sm_90 with Triton 3.6 (ptxas): all use wgmma and TMA; the
-#: split precisions spill at 128x256 (255 regs + stack), so that tile is for tf32 only.
-HOPPER_CONFIGS = (
-    GemmConfig(128, 128, 32, 8, 8, 3),
-    GemmConfig(128, 128, 32, 8, 8, 4),
-    GemmConfig(128, 128, 64, 8, 8, 2),
-    GemmConfig(64, 128, 32, 8, 4, 4),
+import ast
+import inspect
+
+from kernelopt.kernels import gemm_split3, gemm_triton
+from kernelopt.kernels.gemm_split3 import (
+    DEFAULT_K_CHUNK,
+    HAS_TRITON,
+    METHODS,
+    TF32_HALF,
+    TF32_MASK,
+    Split3Operands,
+    addmm_3xtf32,
+    baddbmm_3xtf32,
+    bmm_3xtf32,
+    choose_layout,
+    max_rel_error,
+    mm_3xtf32,
+    mm_tf32,
+    round_tf32,
+    split3_gemm,
+    split3_operands,
+    split_into,
+    split_kmajor,
+    split_tf32,
+    tc_matmul,
+    tf32_matmul_scope,
+    truncate_tf32,
 )
-TF32_CONFIGS = (
-    GemmConfig(128, 128, 32, 8, 8, 4),
-    GemmConfig(128, 256, 32, 8, 8, 3),
-    GemmConfig(128, 128, 64, 8, 8, 3),
-)
-#: presplit reads four operand tiles per K step: 3 stages of 128x128x32 take 196 KB
-#: (one CTA per SM); the 2-stage 64-wide tiles (96 KB, ~150 regs) fit two CTAs per SM,
-#: so one CTA's tensor-core work covers the other's wait between its chained dots
-PRESPLIT_CONFIGS = (
-    GemmConfig(128, 128, 32, 8, 8, 3),
-    GemmConfig(64, 128, 32, 8, 4, 2),
-    GemmConfig(128, 64, 32, 8, 4, 2),
-    GemmConfig(64, 128, 32, 8, 4, 3),
+from kernelopt.kernels.gemm_triton import (
+    FP32_ACCURATE,
+    HOPPER_CONFIGS,
+    INTERPRET_CONFIG,
+    K_PAD,
+    PRECISIONS,
+    PRESPLIT_CONFIGS,
+    TF32_CONFIGS,
+    TUNED,
+    GemmConfig,
+    default_configs,
+    triton_addmm,
+    triton_baddbmm,
+    triton_bmm,
+    triton_mm,
+    triton_mm_presplit,
+    triton_supported,
 )
 
+__all__ = [
+    "DEFAULT_K_CHUNK", "HAS_TRITON", "METHODS", "TF32_HALF", "TF32_MASK", "Split3Operands", "addmm_3xtf32",
+    "baddbmm_3xtf32", "bmm_3xtf32", "choose_layout", "max_rel_error", "mm_3xtf32", "mm_tf32", "round_tf32",
+    "split3_gemm", "split3_operands", "split_into", "split_kmajor", "split_tf32", "tc_matmul",
+    "tf32_matmul_scope", "truncate_tf32",
+    "FP32_ACCURATE", "HOPPER_CONFIGS", "INTERPRET_CONFIG", "K_PAD", "PRECISIONS", "PRESPLIT_CONFIGS",
+    "TF32_CONFIGS", "TUNED", "GemmConfig", "default_configs", "triton_addmm", "triton_baddbmm", "triton_bmm",
+    "triton_mm", "triton_mm_presplit", "triton_supported",
+    "PARTS", "library_source",
+]
 
-def default_configs(precision: str) -> tuple:
-    if precision == "presplit":
-        return PRESPLIT_CONFIGS
-    if precision in ("tf32", "ieee"):
-        return TF32_CONFIGS
-    return HOPPER_CONFIGS
-#: the one config the interpreter runs (small tiles: CPU time)
-INTERPRET_CONFIG = GemmConfig(32, 32, 16, 2, 4, 1, flatten=False)
-#: K is padded to a multiple of this where batches stack along K (every BLOCK_K divides it)
-K_PAD = 64
-
-if HAS_TRITON:
-
-    @triton.jit
-    def _tile_coords(tile_id, tiles_m, tiles_n, GROUP_M: tl.constexpr):
-        per_mat = tiles_m * tiles_n
-        q = tile_id // per_mat
-        t = tile_id % per_mat
-        width = GROUP_M * tiles_n
-        first_m = (t // width) * GROUP_M
-        gsize = tl.minimum(tiles_m - first_m, GROUP_M)
-        pid_m = first_m + (t % gsize)
-        pid_n = (t % width) // gsize
-        return q, pid_m, pid_n
-
-    @triton.jit
-    def _tf32_hi(x):
-        # round to TF32 (half away from zero), then clear the 13 low mantissa bits
-        return ((x.to(tl.int32, bitcast=True) + 0x1000) & -8192).to(tl.float32, bitcast=True)
-
-    @triton.jit
-    def _mma(a, b, acc, PRECISION: tl.constexpr):
-        if PRECISION == "3xtf32":
-            # this K-tile's three products from a fresh accumulator, then one
-            # round-to-nearest fp32 add: the tensor cores' own accumulation
-            # truncates, and over all of K it loses to cuBLAS fp32 (measured)
-            a_hi = _tf32_hi(a)
-            b_hi = _tf32_hi(b)
-            t = tl.dot(a - a_hi, b_hi, tl.zeros_like(acc), input_precision="tf32")
-            t = tl.dot(a_hi, b - b_hi, t, input_precision="tf32")
-            t = tl.dot(a_hi, b_hi, t, input_precision="tf32")
-            acc = acc + t
-        else:
-            acc = tl.dot(a, b, acc, input_precision=PRECISION)
-        return acc
-
-    # M, N and the output strides stay specialized (divisible by 16, equal to 1): the
-    # epilogue's stores vectorize only when the row stride and N's divisibility are known
-    # (unspecialized, a 32768x64x32768 GEMM ran store-bound at ~260 GB/s)
-    @triton.jit(do_not_specialize=["A_ROWS", "B_ROWS", "num_mats", "split_k", "k_tiles_per_split"])
-    def _emu_gemm_kernel(a_desc, b_desc, alo_desc, blo_desc, c_ptr, x_ptr,
-                         M, N, K, A_ROWS, B_ROWS, num_mats, split_k, k_tiles_per_split,
-                         stride_cq, stride_cm, stride_cn,
-                         stride_xb, stride_xm, stride_xn,
-                         alpha, beta,
-                         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                         GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, PRECISION: tl.constexpr,
-                         A_T: tl.constexpr, B_T: tl.constexpr, HAS_BIAS: tl.constexpr,
-                         FLATTEN: tl.constexpr):
-        """C[q] = alpha·A[b]·B[b] (+ beta·X[b]) for q = b·split_k + s, K-range s.
-
-        a_desc: [nb·A_ROWS, K] (A_T: [nb·A_ROWS, M]); b_desc: [nb·B_ROWS, N]
-        (B_T: [nb·B_ROWS, K]): batches stacked along rows, K padded where it is
-        the stacked dimension (no K-tile crosses a batch). Persistent: NUM_SMS programs walk the tiles.
-        """
-        start = tl.program_id(0)
-        tiles_m = tl.cdiv(M, BLOCK_M)
-        tiles_n = tl.cdiv(N, BLOCK_N)
-        num_tiles = num_mats * tiles_m * tiles_n
-        k_tiles = tl.cdiv(K, BLOCK_K)
-        for tile_id in tl.range(start, num_tiles, NUM_SMS, flatten=FLATTEN):
-            q, pid_m, pid_n = _tile_coords(tile_id, tiles_m, tiles_n, GROUP_M)
-            bz = q // split_k
-            s = q % split_k
-            off_m = pid_m * BLOCK_M
-            off_n = pid_n * BLOCK_N
-            kt0 = s * k_tiles_per_split
-            kt1 = tl.minimum(kt0 + k_tiles_per_split, k_tiles)
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for kt in range(kt0, kt1):
-                off_k = kt * BLOCK_K
-                if A_T:
-                    a = a_desc.load([bz * A_ROWS + off_k, off_m]).T
-                else:
-                    a = a_desc.load([bz * A_ROWS + off_m, off_k])
-                if B_T:
-                    b = b_desc.load([bz * B_ROWS + off_n, off_k]).T
-                else:
-                    b = b_desc.load([bz * B_ROWS + off_k, off_n])
-                if PRECISION == "presplit":
-                    # hi parts in a_desc/b_desc, residuals in alo_desc/blo_desc (same layouts)
-                    if A_T:
-                        a_lo = alo_desc.load([bz * A_ROWS + off_k, off_m]).T
-                    else:
-                        a_lo = alo_desc.load([bz * A_ROWS + off_m, off_k])
-                    if B_T:
-                        b_lo = blo_desc.load([bz * B_ROWS + off_n, off_k]).T
-                    else:
-                        b_lo = blo_desc.load([bz * B_ROWS + off_k, off_n])
-                    # fresh per-K-tile sum, added with round-to-nearest (see _mma)
-                    t = tl.dot(a_lo, b, tl.zeros_like(acc), input_precision="tf32")
-                    t = tl.dot(a, b_lo, t, input_precision="tf32")
-                    t = tl.dot(a, b, t, input_precision="tf32")
-                    acc = acc + t
-                else:
-                    acc = _mma(a, b, acc, PRECISION)
-            offs_m = off_m + tl.arange(0, BLOCK_M)
-            offs_n = off_n + tl.arange(0, BLOCK_N)
-            mask = (offs_m[:, None] < M) & (offs_n[None, :] < N)
-            out = acc * alpha
-            if HAS_BIAS:
-                x = tl.load(x_ptr + bz.to(tl.int64) * stride_xb + offs_m[:, None].to(tl.int64) * stride_xm
-                            + offs_n[None, :] * stride_xn, mask=mask, other=0.0)
-                out = out + beta * x
-            c_ptrs = (c_ptr + q.to(tl.int64) * stride_cq + offs_m[:, None].to(tl.int64) * stride_cm
-                      + offs_n[None, :] * stride_cn)
-            tl.store(c_ptrs, out, mask=mask)
+#: the library's modules in dependency order: each imports (of KernelOPT) only from those before it
+PARTS = (gemm_split3, gemm_triton)
 
 
-def _interpreting() -> bool:
-    return os.environ.get("TRITON_INTERPRET") == "1"
-
-
-_NUM_SMS: dict = {}
-_ALLOCATOR_SET = False
-
-
-def _num_sms(device: torch.device) -> int:
-    if device.type != "cuda":
-        return 4
-    idx = device.index if device.index is not None else torch.cuda.current_device()
-    if idx not in _NUM_SMS:
-        _NUM_SMS[idx] = torch.cuda.get_device_properties(idx).multi_processor_count
-    return _NUM_SMS[idx]
-
-
-def _ensure_allocator():
-    global _ALLOCATOR_SET
-    if not _ALLOCATOR_SET and hasattr(triton, "set_allocator"):
-        def alloc(size: int, alignment: int, stream):
-            return torch.empty(size, device="cuda", dtype=torch.int8)
-        triton.set_allocator(alloc)
-        _ALLOCATOR_SET = True
-
-
-@dataclass
-class _Operands:
-    a2: torch.Tensor  # 2-D view the A descriptor covers
-    b2: torch.Tensor
-    a_t: bool
-    b_t: bool
-    a_rows: int  # rows per batch in a2 (M, or K padded when A_T)
-    b_rows: int  # rows per batch in b2 (K padded, or N when B_T)
-    nb: int
-    m: int
-    n: int
-    k: int
-    alo2: Optional[torch.Tensor] = None  # presplit: residual parts, same layouts as a2 / b2
-    blo2: Optional[torch.Tensor] = None
-
-
-def _prepare(a3: torch.Tensor, b3: torch.Tensor) -> _Operands:
-    """2-D, last-dim-contiguous views of batched operands for TMA descriptors.
-
-    A [nb, M, K] with K contiguous and batches stacked -> [nb·M, K]; with M
-    contiguous (a transposed view) -> [nb·K, M] and A_T. Same for B. Other
-    layouts, and views not 16-byte aligned, are copied to contiguous. Where
-    batches stack along K (A_T, or B not transposed) and K is not a multiple of
-    K_PAD, that operand is copied with K zero-padded, so that no K-tile reads
-    the next batch. TMA needs 16-byte aligned row strides: K, N (or M) a
-    multiple of 4 fp32 elements; the wrapper checks `triton_supported` first.
-    """
-    nb, m, k = a3.shape
-    n = b3.shape[2]
-
-    def aligned(v):
-        return v.data_ptr() % 16 == 0 and v.stride(0) % 4 == 0
-
-    def flat(t, r, c):  # t [nb, r, c] -> ([nb*r, c] view, False) or ([nb*c, r] view, True)
-        if t.stride(2) == 1 and (nb == 1 or t.stride(0) == r * t.stride(1)):
-            v = t.reshape(nb * r, c)
-            if aligned(v):
-                return v, False
-        if t.stride(1) == 1 and (nb == 1 or t.stride(0) == c * t.stride(2)):
-            v = t.transpose(1, 2).reshape(nb * c, r)
-            if aligned(v):
-                return v, True
-        return t.contiguous().reshape(nb * r, c), False
-
-    kp = -(-k // K_PAD) * K_PAD if nb > 1 else k
-    a2, a_t = flat(a3, m, k)
-    if a_t and kp != k:
-        a2 = torch.nn.functional.pad(a3.transpose(1, 2), (0, 0, 0, kp - k)).reshape(nb * kp, m)
-    b2, b_t = flat(b3, k, n)
-    if not b_t and kp != k:
-        b2, b_t = torch.nn.functional.pad(b3, (0, 0, 0, kp - k)).reshape(nb * kp, n), False
-    return _Operands(a2, b2, a_t, b_t, kp if a_t else m, n if b_t else kp, nb, m, n, k)
-
-
-def triton_supported(a3: torch.Tensor, b3: torch.Tensor) -> Optional[str]:
-    """None when the Triton kernel can take these operands, else the reason."""
-    if not HAS_TRITON:
-        return "triton not importable"
-    if a3.dtype != torch.float32 or b3.dtype != torch.float32:
-        return "fp32 only"
-    nb, m, k = a3.shape
-    n = b3.shape[2]
-    if min(m, n, k) == 0:
-        return "empty"
-    for d in (m, n, k):
-        if d % 4:
-            return "M, N and K must be multiples of 4 (TMA needs 16-byte row strides)"
-    if not _interpreting() and a3.is_cuda and torch.cuda.get_device_capability(a3.device)[0] < 9:
-        return "needs Hopper (TMA)"
-    return None
-
-
-def _config_ok(cfg: GemmConfig, ops: _Operands) -> bool:
-    # K-tiles must not cross a batch boundary where K is the stacked row dimension
-    return K_PAD % cfg.block_k == 0
-
-
-def _split_k_candidates(ops: _Operands, cfg: GemmConfig, num_sms: int) -> list[int]:
-    tiles = ops.nb * math.ceil(ops.m / cfg.block_m) * math.ceil(ops.n / cfg.block_n)
-    k_tiles = math.ceil(ops.k / cfg.block_k)
-    if tiles >= num_sms // 2 or k_tiles < 16:
-        return [1]
-    base = math.ceil(num_sms / tiles)
-    out = []
-    for s in (base, 2 * base, 4 * base):
-        s = max(1, min(s, k_tiles // 4))
-        s = math.ceil(k_tiles / math.ceil(k_tiles / s))  # no empty splits
-        if s not in out:
-            out.append(s)
-    return out
-
-
-def _launch(ops: _Operands, cfg: GemmConfig, precision: str,
-            bias3: Optional[torch.Tensor], beta: float, alpha: float,
-            out: Optional[torch.Tensor] = None) -> torch.Tensor:
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    dev = ops.a2.device
-    nb, m, n, k = ops.nb, ops.m, ops.n, ops.k
-    if dev.type == "cuda" and not _interpreting():
-        _ensure_allocator()
-    a_block = [cfg.block_k, cfg.block_m] if ops.a_t else [cfg.block_m, cfg.block_k]
-    b_block = [cfg.block_n, cfg.block_k] if ops.b_t else [cfg.block_k, cfg.block_n]
-    a_desc = TensorDescriptor.from_tensor(ops.a2, a_block)
-    b_desc = TensorDescriptor.from_tensor(ops.b2, b_block)
-    alo_desc = TensorDescriptor.from_tensor(ops.alo2, a_block) if ops.alo2 is not None else a_desc
-    blo_desc = TensorDescriptor.from_tensor(ops.blo2, b_block) if ops.blo2 is not None else b_desc
-    if precision == "presplit" and ops.alo2 is None:
-        raise ValueError("presplit needs the residual operands")
-    split = cfg.split_k
-    k_tiles = math.ceil(k / cfg.block_k)
-    kps = math.ceil(k_tiles / split)
-    split = math.ceil(k_tiles / kps)
-    if out is None:
-        out = torch.empty((nb, m, n), device=dev, dtype=torch.float32)
-    if split == 1:  # the epilogue applies alpha and the bias
-        c, has_bias, k_alpha, k_beta = out, bias3 is not None, alpha, beta
-    else:  # partial sums into a workspace [nb, split, M, N]; alpha and bias after the reduction
-        c, has_bias, k_alpha, k_beta = torch.empty((nb * split, m, n), device=dev, dtype=torch.float32), False, 1.0, 0.0
-    scq, scm, scn = c.stride()
-    x = bias3 if has_bias else c
-    sxb, sxm, sxn = x.stride()
-    num_sms = _num_sms(dev)
-    tiles = nb * split * math.ceil(m / cfg.block_m) * math.ceil(n / cfg.block_n)
-    grid = (min(num_sms, tiles),)
-    if _interpreting() and precision.startswith("bf16"):
-        precision = "ieee"  # the interpreter computes every dot in fp32 and rejects bf16xN
-    _emu_gemm_kernel[grid](a_desc, b_desc, alo_desc, blo_desc, c, x, m, n, k, ops.a_rows, ops.b_rows, nb * split, split, kps,
-                           scq, scm, scn, sxb, sxm, sxn, float(k_alpha), float(k_beta),
-                           BLOCK_M=cfg.block_m, BLOCK_N=cfg.block_n, BLOCK_K=cfg.block_k,
-                           GROUP_M=cfg.group_m, NUM_SMS=num_sms, PRECISION=precision,
-                           A_T=ops.a_t, B_T=ops.b_t, HAS_BIAS=has_bias,
-                           FLATTEN=cfg.flatten, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-    if split > 1:
-        torch.sum(c.view(nb, split, m, n), dim=1, out=out)  # fixed order: deterministic
-        if alpha != 1.0:
-            out.mul_(alpha)
-        if bias3 is not None:
-            out.add_(bias3.expand(nb, m, n), alpha=beta)
-    return out
-
-
-#: tuned choice per problem key -> (GemmConfig, {config.short(): ms or error})
-TUNED: dict = {}
-
-
-def _tune(ops: _Operands, precision: str, bias3, beta, alpha, configs) -> GemmConfig:
-    key = (ops.nb, ops.m, ops.n, ops.k, ops.a_t, ops.b_t, precision, bias3 is not None,
-           torch.cuda.get_device_name(ops.a2.device))
-    if key in TUNED:
-        return TUNED[key][0]
-    from triton.testing import do_bench
-
-    num_sms = _num_sms(ops.a2.device)
-    results: dict = {}
-    best, best_ms = None, float("inf")
-    out = torch.empty((ops.nb, ops.m, ops.n), device=ops.a2.device, dtype=torch.float32)
-    for base in configs:
-        if not _config_ok(base, ops):
-            continue
-        for s in _split_k_candidates(ops, base, num_sms):
-            cfg = GemmConfig(**{**base.__dict__, "split_k": s})
-            try:
-                ms = do_bench(lambda: _launch(ops, cfg, precision, bias3, beta, alpha, out),
-                              warmup=5, rep=20, return_mode="median")
-            except Exception as e:  # compile failure, out of shared memory, ...
-                results[cfg.short()] = f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+def library_source() -> str:
+    """The whole library as one self-contained module source (the `PARTS` in order), for a module
+    that must not import KernelOPT: a gemm_fp32 candidate (search.generators.gemm_group) or
+    benchmarks/gemm_fp32.py run from a folder holding it as gemm_emulated.py. Each part's
+    `from __future__ import annotations` (it must open a module; the source is embedded after other
+    code) and its imports from earlier parts (their names are defined above it) are left out."""
+    sources = []
+    for index, part in enumerate(PARTS):
+        text = inspect.getsource(part)
+        earlier = {p.__name__ for p in PARTS[:index]}
+        drop: set[int] = set()
+        for node in ast.parse(text).body:
+            if not isinstance(node, ast.ImportFrom) or node.module is None:
                 continue
-            results[cfg.short()] = ms
-            if ms < best_ms:
-                best, best_ms = cfg, ms
-    if best is None:
-        raise RuntimeError(f"no Triton config ran for {key}: {results}")
-    TUNED[key] = (best, results)
-    return best
-
-
-def _presplit_operands(a_hi, a_lo, b_hi, b_lo) -> _Operands:
-    ops = _prepare(a_hi, b_hi)
-    lo = _prepare(a_lo, b_lo)
-    if (lo.a_t, lo.b_t, lo.a2.stride(), lo.b2.stride()) != (ops.a_t, ops.b_t, ops.a2.stride(), ops.b2.stride()):
-        raise ValueError("hi and lo parts must share their layouts")
-    ops.alo2, ops.blo2 = lo.a2, lo.b2
-    return ops
-
-
-def triton_mm_presplit(a_hi: torch.Tensor, a_lo: torch.Tensor, b_hi: torch.Tensor, b_lo: torch.Tensor, *,
-                       config: Optional[GemmConfig] = None, tune: bool = True, configs=None) -> torch.Tensor:
-    """``a @ b`` from operands split beforehand (`split_kmajor`), e.g. a weight split once
-    per job. Method: three TF32 tensor-core products lo·hi + hi·lo + hi·hi into one
-    fp32 accumulator, every tile fed by TMA from global memory (batched: 3-D parts)."""
-    batched = a_hi.dim() == 3
-    parts = [t if batched else t.unsqueeze(0) for t in (a_hi, a_lo, b_hi, b_lo)]
-    why = triton_supported(parts[0], parts[2])
-    if why:
-        raise NotImplementedError(why)
-    ops = _presplit_operands(*parts)
-    if config is None:
-        if _interpreting() or not a_hi.is_cuda:
-            config = INTERPRET_CONFIG
-        elif tune:
-            config = _tune(ops, "presplit", None, 1.0, 1.0, configs or PRESPLIT_CONFIGS)
-        else:
-            config = PRESPLIT_CONFIGS[0]
-    out = _launch(ops, config, "presplit", None, 1.0, 1.0)
-    return out if batched else out[0]
-
-
-def _triton_core(a3, b3, bias3, beta, alpha, precision, config, tune, configs, out=None):
-    """Batched core of the Triton constructions; into `out` where given (as `_split3_core`)."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS}, not {precision!r}")
-    why = triton_supported(a3, b3)
-    if why:
-        raise NotImplementedError(why)
-    if precision == "presplit":
-        a_hi, a_lo = split_kmajor(a3, "a")
-        b_hi, b_lo = split_kmajor(b3, "b")
-        ops = _presplit_operands(a_hi, a_lo, b_hi, b_lo)
-    else:
-        ops = _prepare(a3, b3)
-    if config is None:
-        if _interpreting() or not a3.is_cuda:
-            config = INTERPRET_CONFIG
-        elif tune:
-            config = _tune(ops, precision, bias3, beta, alpha, configs or default_configs(precision))
-        else:
-            config = default_configs(precision)[0]
-    if not _config_ok(config, ops):
-        raise NotImplementedError(f"config {config.short()}: K={ops.k} not a multiple of BLOCK_K in a batch")
-    return _launch(ops, config, precision, bias3, beta, alpha, out)
-
-
-def triton_mm(a: torch.Tensor, b: torch.Tensor, *, precision: str = "tf32x3",
-              config: Optional[GemmConfig] = None, tune: bool = True, configs=None) -> torch.Tensor:
-    """``a @ b`` (2-D fp32) by the persistent TMA Triton kernel.
-
-    Method: `precision` ("tf32x3" default: Triton's 3xTF32; "3xtf32": the split
-    written out with a carried accumulator; "bf16x6"; "bf16x3", "tf32" and
-    "ieee" for comparison; see METHODS). fp32 accumulation; split-K partial sums
-    reduced in a fixed order. `config`: a GemmConfig, else tuned per shape on
-    the GPU (`tune`) or the interpreter's config.
-    """
-    return _triton_core(a.unsqueeze(0), b.unsqueeze(0), None, 1.0, 1.0, precision, config, tune, configs)[0]
-
-
-def triton_bmm(a: torch.Tensor, b: torch.Tensor, *, precision: str = "tf32x3",
-               config: Optional[GemmConfig] = None, tune: bool = True, configs=None) -> torch.Tensor:
-    """``torch.bmm(a, b)`` by the Triton kernel (method: `triton_mm`)."""
-    return _triton_core(a, b, None, 1.0, 1.0, precision, config, tune, configs)
-
-
-def triton_addmm(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                 alpha: float = 1.0, precision: str = "tf32x3", config: Optional[GemmConfig] = None,
-                 tune: bool = True, configs=None) -> torch.Tensor:
-    """``torch.addmm(bias, a, b, beta=, alpha=)`` by the Triton kernel; the bias
-    (any broadcastable shape: [N], [1, N], [M, 1], [M, N]) is added in the
-    kernel's epilogue, ``alpha·acc + beta·bias`` in fp32 (method: `triton_mm`)."""
-    bias3 = bias.expand(a.shape[0], b.shape[1]).unsqueeze(0)
-    return _triton_core(a.unsqueeze(0), b.unsqueeze(0), bias3, beta, alpha, precision, config, tune,
-                        configs)[0]
-
-
-def triton_baddbmm(bias: torch.Tensor, a: torch.Tensor, b: torch.Tensor, *, beta: float = 1.0,
-                   alpha: float = 1.0, precision: str = "tf32x3", config: Optional[GemmConfig] = None,
-                   tune: bool = True, configs=None) -> torch.Tensor:
-    """``torch.baddbmm(bias, a, b, beta=, alpha=)`` by the Triton kernel (bias epilogue as
-    in `triton_addmm`)."""
-    bias3 = bias.expand(a.shape[0], a.shape[1], b.shape[2])
-    return _triton_core(a, b, bias3, beta, alpha, precision, config, tune, configs)
-
-
-# --------------------------------------------------------------------------
-# Error measure (the one the benchmark and the tests use)
-# --------------------------------------------------------------------------
-
-
-def max_rel_error(c: torch.Tensor, ref64: torch.Tensor) -> float:
-    """max|c - ref| / max|ref| with ref in float64."""
-    den = ref64.abs().max().item()
-    return (c.double() - ref64).abs().max().item() / (den if den else 1.0)
+            if node.module.startswith("kernelopt") and node.module not in earlier:
+                raise ValueError(f"{part.__name__} imports {node.module}, not an earlier part of the library")
+            if node.module == "__future__" or node.module in earlier:
+                drop.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        sources.append("".join(line for i, line in enumerate(text.splitlines(keepends=True), 1) if i not in drop))
+    return "\n\n".join(sources)

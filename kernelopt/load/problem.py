@@ -15,7 +15,7 @@ import importlib.util
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 MODEL_SEED = 42
 
@@ -151,7 +151,7 @@ def build_model(mod: types.ModuleType, device: str, dtype, seed: int = MODEL_SEE
     import torch
 
     model_cls = _require(mod, "Model", "the model file")
-    get_init = getattr(mod, "get_init_inputs", lambda: [])
+    get_init: Callable[[], Any] = getattr(mod, "get_init_inputs", lambda: [])
     torch.manual_seed(seed)
     try:
         with torch.device(device):  # parameters initialised where they will live (see make_inputs)

@@ -66,8 +66,8 @@ def load_problem(req: LoadRequest) -> LoadResult:
         n_params = sum(p.numel() for p in model.parameters())
         run = lambda: model(*inputs)  # noqa: E731
     else:
-        launch = getattr(mod, "launch")
-        reference = getattr(mod, "reference")
+        launch = mod.launch
+        reference = mod.reference
         run = lambda: launch(*inputs)  # noqa: E731
         with torch.no_grad():
             ref_leaves = output_leaves(_call(reference, inputs, "reference"))
@@ -76,7 +76,7 @@ def load_problem(req: LoadRequest) -> LoadResult:
         first = [t.clone() for t in output_leaves(_call(run, None, "forward"))]
         second = output_leaves(_call(run, None, "forward"))
     deterministic = len(first) == len(second) and all(
-        a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second)
+        a.shape == b.shape and torch.equal(a, b) for a, b in zip(first, second, strict=True)
     )
     if not deterministic:
         notes.append("output differs between two identical runs: verified with RNGs re-seeded before every run")

@@ -6,6 +6,7 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import pool
 
+from kernelopt.service.settings import get_settings
 from kernelopt.storage.db import make_engine
 from kernelopt.storage.models import Base, UTCDateTime
 
@@ -22,8 +23,6 @@ def _url() -> str:
     url = context.get_x_argument(as_dictionary=True).get("url") or config.get_main_option("sqlalchemy.url")
     if url:
         return url
-    from kernelopt.service.settings import get_settings
-
     return get_settings().effective_database_url
 
 

@@ -35,8 +35,11 @@ from kernelopt.core.outcome import Outcome, cause_code
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.pipeline.check import CheckRequest, run_check
+from kernelopt.pipeline.device import probe_device
 from kernelopt.pipeline.errors import InputError
-from kernelopt.pipeline.options import NO_GPU_TIMING, not_measured
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import NO_GPU_TIMING, JobOptions, not_measured
 from kernelopt.pipeline.provenance import engine_fingerprint
 
 
@@ -76,9 +79,10 @@ class RunSettings:
     def of_summary(cls, summary: dict) -> "RunSettings":
         """A bench.json's settings. Runs written before bench.json stated them were fp32 (bench had no
         --dtype), and their policy is the one their jobs recorded."""
-        precision = summary.get("precision")
+        precision: Optional[str] = summary.get("precision")
         if precision is None:
-            policies = {(r.get("result") or {}).get("precision") for r in summary.get("rows") or []} - {None}
+            recorded = ((r.get("result") or {}).get("precision") for r in summary.get("rows") or [])
+            policies: set[str] = {p for p in recorded if p is not None}
             if len(policies) > 1:
                 raise ValueError(f"the run mixes precision policies {sorted(policies)}")
             precision = policies.pop() if policies else PrecisionPolicy.STRICT.value
@@ -160,9 +164,6 @@ def expected_times(path: Optional[str], run: "RunSettings") -> ExpectedTimes:
 
 def _bench_job(job: BenchJob) -> dict:
     """Child: one job (its own time limit; the independent check runs after, with its own)."""
-    from kernelopt.pipeline.job import run_job
-    from kernelopt.pipeline.options import JobOptions
-
     t0 = time.monotonic()
     result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, dtype=job.dtype,
                                                                time_budget_s=job.budget_s))
@@ -170,8 +171,6 @@ def _bench_job(job: BenchJob) -> dict:
 
 
 def _check(arg: tuple) -> dict:
-    from kernelopt.pipeline.check import CheckRequest, run_check
-
     workdir, problem, precision, dtype = arg
     try:
         return run_check(CheckRequest(str(Path(workdir) / "optimized_module.py"), str(problem),
@@ -215,8 +214,6 @@ def find_problems(problems_dir: str, only: Optional[str] = None) -> tuple[list[P
 
 
 def run_bench(opts: BenchOptions) -> dict:
-    from kernelopt.pipeline.device import probe_device
-
     problems, root = find_problems(opts.problems_dir, opts.only)
     if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():
         raise InputError(f"--out {opts.out_dir} is a file, not a directory")
@@ -452,13 +449,13 @@ def _plot(rows: list[dict], path: Path) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    measured = [r for r in rows if deployed_speedup(r) is not None]
+    measured = [(r, speedup) for r in rows if (speedup := deployed_speedup(r)) is not None]
     if not measured:
         return  # nothing to plot: no speed was measured
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for lv in sorted({r["level"] for r in measured}):
-        ax.scatter([r["name"][:18] for r in measured if r["level"] == lv],
-                   [deployed_speedup(r) for r in measured if r["level"] == lv], label=lv, s=18)
+    for lv in sorted({r["level"] for r, _ in measured}):
+        ax.scatter([r["name"][:18] for r, _ in measured if r["level"] == lv],
+                   [speedup for r, speedup in measured if r["level"] == lv], label=lv, s=18)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_ylabel("deployed speedup vs torch.compile")
     ax.tick_params(axis="x", rotation=90, labelsize=6)

@@ -8,14 +8,29 @@ cast them: load.problem) with that dtype's tolerance. Runs in a child process.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.load.problem import (
+    MODEL_SEED,
+    ProblemError,
+    build_model,
+    dtype_from_name,
+    import_problem,
+    make_inputs,
+    output_leaves,
+    parse_python,
+    problem_kind,
+)
+from kernelopt.pipeline.device import probe_device
 from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
 
 CHECK_SEEDS = [7001, 7002, 7003, 7004, 7005]
 
@@ -62,16 +77,7 @@ def _compare(req: CheckRequest) -> dict:
 
     import torch
 
-    from kernelopt.load.problem import (
-        MODEL_SEED,
-        ProblemError,
-        build_model,
-        dtype_from_name,
-        import_problem,
-        make_inputs,
-        output_leaves,
-        problem_kind,
-    )
+    # Child side: Gate 3 imports torch, which the check's own process (the CLI's) never needs.
     from kernelopt.verify.gate3_model import check_model
 
     opt_name, prob_name = Path(req.optimized_path).name, Path(req.problem_path).name
@@ -86,7 +92,7 @@ def _compare(req: CheckRequest) -> dict:
     except ProblemError as exc:
         raise _CannotCompare(f"optimized module {opt_name}: {exc}") from None
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    per_seed = []
+    per_seed: list[dict[str, Any]] = []
     if kind == "model":
         if not isinstance(getattr(optimized, "ModelNew", None), type):
             raise _CannotCompare(f"{opt_name} has no class ModelNew: it is not the optimized module of a model "
@@ -111,8 +117,6 @@ def _compare(req: CheckRequest) -> dict:
             raise _CannotCompare(f"{opt_name} has no launch(): it is not the optimized module of a kernel file "
                                  f"(and {prob_name} is a kernel file)")
         if device == "cpu":  # the Triton interpreter: it may not compute faithfully in this dtype
-            from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_run
-
             why = interpreter_cannot_run(InterpreterProbe(req.problem_path, req.dtype))
             if why:
                 raise _CannotCompare(f"cannot check {prob_name}'s kernel here: {why}")
@@ -137,7 +141,7 @@ def _compare(req: CheckRequest) -> dict:
             except Exception as exc:  # nothing to compare: another problem's module, or a broken one
                 raise _CannotCompare(f"{opt_name} does not run on {prob_name}'s inputs (seed {seed}): "
                                      f"{_one_line(exc)}") from None
-            result = check_model(r32, o32, lambda: run_64(x64), req.precision, dtype=req.dtype)
+            result = check_model(r32, o32, functools.partial(run_64, x64), req.precision, dtype=req.dtype)
         per_seed.append({"seed": seed, "passed": result.passed, "message": result.message,
                          "metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool))
                                      or v is None}})
@@ -155,9 +159,6 @@ def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
     or CheckError (the files do not belong together; the check could not run),
     each with one line for the user, before or instead of a result.
     """
-    from kernelopt.load.problem import ProblemError, parse_python, problem_kind
-    from kernelopt.pipeline.device import probe_device
-
     try:
         req = dataclasses.replace(req, dtype=Dtype.parse(req.dtype).value,
                                   precision=PrecisionPolicy.parse(req.precision).value)

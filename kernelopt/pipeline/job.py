@@ -16,6 +16,7 @@ from kernelopt.compiled.graph import WEIGHTS_FILE
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import job_sandbox
+from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
 from kernelopt.load.problem import ProblemError, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
@@ -111,8 +112,6 @@ def reclaim_workdir(workdir: Path) -> None:
     The children ran as the job's sandbox uid and owned the directory; a user who
     ran `kernelopt optimize` as root gets a directory of their own back.
     """
-    from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
-
     for name in SANDBOX_DIRS:
         shutil.rmtree(workdir / name, ignore_errors=True)
     give_to(workdir, os.geteuid())

@@ -9,13 +9,18 @@ only: the interpreter's times say nothing about a GPU).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from kernelopt.agents.session import job_usage
+from kernelopt.compiled.kernel_io import clone_arg
+from kernelopt.compiled.runtime import kernel_cache_dir
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.timing import Timing, bench_interleaved
+from kernelopt.core.tolerance import gate2_tolerance
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext
@@ -23,8 +28,9 @@ from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
-from kernelopt.search.generator import Attempt, KernelTarget
+from kernelopt.search.generator import Attempt, CandidateGenerator, KernelTarget
 from kernelopt.search.registry import applicable, make_kernel_file_generator
+from kernelopt.verify.gate2_kernel import check_kernel_outputs
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
@@ -32,8 +38,6 @@ from kernelopt.verify.result import GateResult
 
 
 def _import_source(source: str, tag: str):
-    from kernelopt.compiled.runtime import kernel_cache_dir
-
     digest = hashlib.sha256(source.encode()).hexdigest()[:16]
     path = Path(kernel_cache_dir()) / f"kernel_file_{tag}_{digest}.py"
     if not path.exists():
@@ -41,18 +45,17 @@ def _import_source(source: str, tag: str):
     return import_problem(path, module_name=f"kernelopt_kfile_{tag}_{digest}")
 
 
-def _clone(xs: list) -> list:
-    from kernelopt.compiled.kernel_io import clone_arg
+def _outputs(fn, xs: list) -> list:
+    """fn(*xs)'s tensor leaves (Gate 3's float64 reference, called when its branch needs it)."""
+    return output_leaves(fn(*xs))
 
+
+def _clone(xs: list) -> list:
     return [clone_arg(x) for x in xs]
 
 
 def evaluate_kernel_file_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gates 1-2 on each candidate file, then time the survivors."""
-    from kernelopt.core.timing import bench_interleaved
-    from kernelopt.core.tolerance import gate2_tolerance
-    from kernelopt.verify.gate2_kernel import check_kernel_outputs
-
     c = batch.context
     dtype = dtype_from_name(c.dtype)
     tol = gate2_tolerance(c.dtype)
@@ -106,11 +109,9 @@ class KernelFileCheck:
     device: str
 
 
-def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
+def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, Timing | None]:
     """Gate 3 against the PyTorch reference on fresh seeds, then Gate 4 timing."""
     import torch
-
-    from kernelopt.core.timing import bench_interleaved
 
     dtype = dtype_from_name(req.dtype)
     emulated: dict[str, str] = {}
@@ -128,11 +129,12 @@ def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, object]:
             r32 = output_leaves(original.reference(*_clone(xs)))
             o32 = output_leaves(cand.launch(*_clone(xs)))
             x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
-            result = check_model(r32, o32, lambda: output_leaves(original.reference(*x64)), req.precision,
+            result = check_model(r32, o32, functools.partial(_outputs, original.reference, x64), req.precision,
                                  rho_max=req.rho_max, require_float64=bool(emulated), dtype=req.dtype)
         result.metrics["seed"] = seed
         if not result.passed:
             return result, None
+    assert result is not None, "a kernel file is verified on one seed at least"
     xs = make_inputs(original, req.seeds[0], req.device, dtype)
     with torch.no_grad():
         timing = bench_interleaved({"baseline": lambda: original.launch(*xs),
@@ -158,12 +160,15 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     write_safely(ctx.workdir / "optimized_module.py", original)
     target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
                           precision=opts.precision, dtype=opts.dtype)
-    generators, reasons = [], []
+    generators: list[CandidateGenerator] = []
+    reasons: list[str] = []
     for name in opts.generators:
         gen = make_kernel_file_generator(name)
-        if gen is not None:
-            ctx.attach(gen)  # an agent generator: transcripts, memory, settings, AVOID list (before `applicable`)
-        reason = "it does not apply to kernel files" if gen is None else applicable(gen, target)
+        if gen is None:
+            reasons.append(f"{name}: it does not apply to kernel files")
+            continue
+        ctx.attach(gen)  # an agent generator: transcripts, memory, settings, AVOID list (before `applicable`)
+        reason = applicable(gen, target)
         if reason:
             reasons.append(f"{name}: {reason}")
             continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
@@ -112,8 +112,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     base_markers = reduced_precision_markers(Path(cg.module_path).read_text(), opts.dtype)  # vs the job's dtype
     base_library = library_math_markers(graph.steps, _library_modes(ctx, cg), opts.dtype)
     ctx.report["baseline_reduced_precision"] = base_markers + base_library
-    baseline_result = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
-                           noise_pct=prof.noise_pct, reduced_precision=bool(base_markers or base_library))
+    baseline_result: dict[str, Any] = dict(baseline_ms=prof.end_to_end_ms, optimized_ms=prof.end_to_end_ms,
+                                           noise_pct=prof.noise_pct,
+                                           reduced_precision=bool(base_markers or base_library))
     _write_artifacts(ctx, cg, graph, {})
     cause = fallback_cause(prof, decisions, opts.gamma)
     if cause:
@@ -294,12 +295,15 @@ def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, Libra
                                    scratch=str(ctx.workdir), read_only=ctx.sandbox_read_only,
                                    timeout_s=max(60.0, min(600.0, ctx.remaining_s())))
 
-        def on_attempt(a: Attempt, name=d.name) -> None:
+        def on_attempt(a: Attempt, name: str = d.name) -> None:
             ctx.record_attempt(name, a)
+
+        def on_chain_stop(stop: dict, name: str = d.name) -> None:
+            ctx.record_chain_stop(name, stop)
 
         try:
             result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
-                                   on_chain_stop=lambda stop, name=d.name: ctx.record_chain_stop(name, stop),
+                                   on_chain_stop=on_chain_stop,
                                    should_stop=lambda: ctx.remaining_s() < verify_reserve_s(opts.time_budget_s) or bool(
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:
@@ -315,7 +319,8 @@ def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, Libra
         summaries.append({
             "target": d.name, "attempts": len(result.attempts),
             "passed": sum(a.passed for a in result.attempts),
-            "best_kernel_speedup": round(best.baseline_kernel_ms / best.kernel_ms, 3) if best and best.kernel_ms else None,
+            "best_kernel_speedup": (round(best.baseline_kernel_ms / best.kernel_ms, 3)
+                                    if best and best.kernel_ms and best.baseline_kernel_ms is not None else None),
             "stopped_reason": result.stopped_reason,
             "required_kernel_speedup": round(need, 4), "candidates_for_verification": len(wins),
             # Gate 2 could not run Inductor's own kernel (out of memory, say): not the candidates' fault.

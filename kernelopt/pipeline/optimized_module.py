@@ -15,6 +15,7 @@ import torch
 from kernelopt.compiled import runtime
 from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.compiled.restitch import arg_tuples, load_tensors, stitched_source
+from kernelopt.load.problem import source_sha256
 from kernelopt.pipeline.report import read_safely, write_safely
 
 TENSORS_NAME = "optimized_module_tensors.pt"
@@ -67,8 +68,6 @@ class ModelNew(Model):
 def write_optimized_module(path: Path, cg: CapturedGraph, problem_path: str,
                            replacements: dict[str, str], header: str) -> Path:
     """Write the artifact (and its tensor file when the graph has constants)."""
-    from kernelopt.load.problem import source_sha256
-
     tensors = load_tensors(cg)
     needs_tensors = bool(tensors["consts"]) or bool(tensors["module_constants"])
     if needs_tensors:

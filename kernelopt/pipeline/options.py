@@ -8,12 +8,11 @@ from typing import Any, Callable, Optional
 from kernelopt.core.outcome import Outcome, check_cause
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import Dtype
+from kernelopt.search.registry import available, default_generators
 
 
 def _default_generators() -> list[str]:
-    from kernelopt.search.registry import default_generators  # the registry's own list, not a copy
-
-    return default_generators()
+    return default_generators()  # the registry's own list, not a copy
 
 
 @dataclass
@@ -50,8 +49,6 @@ class JobOptions:
             raise ValueError("chains and memory_size must be >= 1; executor_retries and meltdown_failures >= 0")
         if self.memory_success < 1.0 or self.memory_slowdown < 1.0:
             raise ValueError("memory_success and memory_slowdown are ratios >= 1.0")
-        from kernelopt.search.registry import available
-
         unknown = [g for g in self.generators if g not in available()]
         if unknown or not self.generators:
             raise ValueError(f"unknown generators {unknown}; available: {', '.join(available())}" if unknown

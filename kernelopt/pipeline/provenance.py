@@ -12,8 +12,7 @@ import importlib
 from functools import lru_cache
 from pathlib import Path
 
-#: the subpackages whose code decides an outcome or a timing (the service, CLI and UI do not)
-ENGINE_PACKAGES = ("agents", "compiled", "isolation", "load", "pipeline", "profiling", "search", "verify")
+from kernelopt.core.layout import ENGINE_PACKAGES  # whose code decides an outcome or a timing
 
 
 @lru_cache(maxsize=1)

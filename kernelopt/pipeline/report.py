@@ -14,7 +14,7 @@ from kernelopt.compiled.group import CONV_OPS
 from kernelopt.compiled.module_parse import op_name
 from kernelopt.core.outcome import Outcome
 from kernelopt.core.precision import LIBRARY_MODE
-from kernelopt.core.tolerance import Dtype
+from kernelopt.core.tolerance import Dtype, gate2_tolerance, gate3_tolerance
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -255,8 +255,6 @@ def emulation_line(e: dict) -> str:
 
 def dtype_line(dtype: str) -> str:
     """The job's dtype and the tolerances it was judged by (a result means little without them)."""
-    from kernelopt.core.tolerance import gate2_tolerance, gate3_tolerance
-
     g2, g3 = gate2_tolerance(dtype), gate3_tolerance(dtype)
     return (f"- Dtype: `{dtype}` (model and inputs cast to it); Gate 2 {g2.text()}, Gate 3 {g3.text()} "
             f"({g3.source})")

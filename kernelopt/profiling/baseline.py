@@ -9,8 +9,10 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
+from kernelopt.compiled import runtime
 from kernelopt.compiled.restitch import ModelContext
 from kernelopt.core.timing import bench_interleaved
+from kernelopt.profiling.roofline import bytes_per_call, measured_bandwidth_gbps
 
 PROFILE_ITERS = 10
 ROOFLINE_MIN_L2_MULTIPLE = 4
@@ -76,7 +78,6 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
     mod = ctx.module()
     inputs = ctx.inputs(0)
     args = ctx.flat_args(inputs)
-    from kernelopt.compiled import runtime
 
     def run():
         return runtime.call_module(mod, args)
@@ -137,8 +138,6 @@ def _add_roofline(kernels: list[KernelShare], mod, req: ProfileRequest, run, not
     A figure the profile cannot make (a kernel object that does not launch through
     `run`, say) is left out with a note: the strategy then decides without it.
     """
-    from kernelopt.profiling.roofline import bytes_per_call, measured_bandwidth_gbps
-
     try:
         moved = bytes_per_call(mod, {k: req.kernel_args.get(k, []) for k in req.triton_kernels}, run)
         bandwidth = measured_bandwidth_gbps(req.device)

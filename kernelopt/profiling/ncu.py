@@ -35,6 +35,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping
 
+from kernelopt.compiled.decompose import decompose
+from kernelopt.compiled.graph import CapturedGraph
+
 # Labels of the details page (section "GPU Speed Of Light Throughput" etc.) -> our fields.
 SOL_SECTION = "GPU Speed Of Light Throughput"
 MEMORY_SECTION = "Memory Workload Analysis"
@@ -254,9 +257,6 @@ def _cache_key(source: str, device: str, version: str) -> str:
 
 def ncu_profile(req: NcuRequest) -> NcuResult:
     """Profile `req.kernels` of the captured baseline with ncu (runs in the job's sandboxed child)."""
-    from kernelopt.compiled.decompose import decompose
-    from kernelopt.compiled.graph import CapturedGraph
-
     exe = req.ncu or find_ncu()
     if exe is None:
         return NcuResult(False, "ncu not found (KERNELOPT_NCU, PATH, /usr/local/cuda/bin, /opt/nvidia): "

@@ -1,6 +1,6 @@
 """The program ncu profiles: the captured baseline module, one warm-up call, one profiled call.
 
-    python -m profiling.ncu_target PROBLEM WORKDIR DTYPE
+    python -m kernelopt.profiling.ncu_target PROBLEM WORKDIR DTYPE
 
 The warm-up call lets Inductor's autotuners launch (and settle) the kernels outside
 the profiled range; ncu runs with `--profile-from-start off`, so only the call
@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import sys
 
+import torch
+
+from kernelopt.compiled import runtime
+from kernelopt.compiled.restitch import ModelContext
+
 
 def main(argv: list[str]) -> int:
-    import torch
-
-    from kernelopt.compiled import runtime
-    from kernelopt.compiled.restitch import ModelContext
-
     problem, workdir, dtype = argv
     ctx = ModelContext(problem, workdir, dtype, "cuda")
     mod = ctx.module()

@@ -20,6 +20,8 @@ from __future__ import annotations
 import types
 from typing import Any, Callable
 
+from kernelopt.core.timing import bench_interleaved
+
 BANDWIDTH_PROBE_BYTES = 1 << 30  # far beyond the H200's 60 MB of L2
 
 
@@ -27,7 +29,7 @@ def extent_bytes(t) -> int:
     """Bytes of memory a tensor's shape and strides reach (a stride-0 dimension counts once)."""
     if t.numel() == 0:
         return 0
-    span = 1 + sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride()) if size > 1)
+    span = 1 + sum((size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True) if size > 1)
     return min(t.numel(), span) * t.element_size()
 
 
@@ -79,8 +81,6 @@ def bytes_per_call(mod: types.ModuleType, kernel_args: dict[str, list[str]],
 def measured_bandwidth_gbps(device: str = "cuda", nbytes: int = BANDWIDTH_PROBE_BYTES) -> float:
     """The faster of a copy and a read-only sum over `nbytes`, in GB/s, on this device."""
     import torch
-
-    from kernelopt.core.timing import bench_interleaved
 
     src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)

@@ -22,6 +22,7 @@ from typing import Callable, Literal, Optional, Protocol
 
 from kernelopt.search.fingerprint import fingerprint
 from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
+from kernelopt.search.registry import applicable
 from kernelopt.verify.gate1_source import static_refusal
 
 log = logging.getLogger(__name__)
@@ -174,8 +175,6 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
     notes: list[str] = []
     generator_errors: list[str] = []
     usable = []
-    from kernelopt.search.registry import applicable
-
     for g in generators:
         reason = applicable(g, target)
         if reason is None:

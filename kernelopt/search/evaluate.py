@@ -10,8 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kernelopt.compiled import runtime
+from kernelopt.compiled.kernel_io import RecordedOnDemand, capture_kernel_io, clone_arg, output_indexes
+from kernelopt.compiled.restitch import ModelContext
+from kernelopt.core.timing import bench_interleaved
+from kernelopt.core.tolerance import gate2_tolerance
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.verify.gate1_static import check_static
+from kernelopt.verify.gate2_kernel import check_kernel
 
 KERNEL_ROUNDS = 3
 KERNEL_WARMUP_MS = 5.0
@@ -55,8 +62,6 @@ class _KernelState:
     module: Any = None  # the output module the target was recorded in (group candidates bind to it)
 
     def load(self, source: str, name: str):
-        from kernelopt.compiled import runtime
-
         return runtime.bind_candidate(runtime.load_kernel_module(source, name), self.module)
 
     def io(self, seed: int):
@@ -92,10 +97,6 @@ _STATE: dict[tuple, _KernelState] = {}
 def _state(c: EvalContext) -> _KernelState:
     key = (c.workdir, c.target.name, tuple(c.seeds))
     if key not in _STATE:
-        from kernelopt.compiled import runtime
-        from kernelopt.compiled.kernel_io import RecordedOnDemand, capture_kernel_io, output_indexes
-        from kernelopt.compiled.restitch import ModelContext
-
         _STATE.clear()  # one target at a time: free the previous kernel's tensors first
         ctx = ModelContext(c.problem_path, c.workdir, c.dtype, c.device)
         # a library group runs as one launch: its reference (Inductor's own statements,
@@ -129,12 +130,6 @@ def _raw_stream(device: str):
 
 def evaluate_batch(batch: EvalBatch) -> list[Attempt]:
     """Child side: Gate 1 and Gate 2 for every candidate, then time the survivors."""
-    from kernelopt.compiled.kernel_io import clone_arg
-    from kernelopt.core.timing import bench_interleaved
-    from kernelopt.core.tolerance import gate2_tolerance
-    from kernelopt.verify.gate1_static import check_static
-    from kernelopt.verify.gate2_kernel import check_kernel
-
     state = _state(batch.context)
     tol = gate2_tolerance(batch.context.dtype)  # the job's dtype decides, not the kernel's buffers
     attempts: list[Attempt] = []

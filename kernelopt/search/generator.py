@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Optional, Protocol
 
+from kernelopt.core.tolerance import Dtype
+
 
 class Gate(str, Enum):
     """Where an attempt ended (`Attempt.gate`): the one list of these names.
@@ -65,8 +67,6 @@ class KernelTarget:
     def data_dtypes(self) -> set[str]:
         """The floating-point dtypes the target computes on: the job's, and those its group's buffers are
         stated in (Dtype values; another float dtype under torch's name, e.g. "float64")."""
-        from kernelopt.core.tolerance import Dtype
-
         found = {self.dtype}
         for name in (self.group.get("param_dtypes") or {}).values():
             if "float" in name or name in ("half", "double"):  # integer/bool buffers (indices) carry no arithmetic

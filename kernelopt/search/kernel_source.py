@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import Any, Sequence, Union, cast
 
 # A grid axis: (name of the numel launch argument, block size) -> cdiv(numel, block),
 # or a plain int for a fixed extent. Axes are x, y, z in order.
@@ -55,7 +55,7 @@ def _literal(node: ast.AST) -> Any:
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Dict):
-        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values) if k is not None}
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
     if isinstance(node, ast.List):
         return [_literal(e) for e in node.elts]
     if isinstance(node, ast.Tuple):
@@ -186,6 +186,11 @@ def _names_used(nodes: Sequence[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _last_line(node: ast.stmt | ast.expr) -> int:
+    """A parsed node's last line (ast.parse sets `end_lineno` on every statement and expression)."""
+    return cast(int, node.end_lineno)
+
+
 def kernel_module_without_autotuner(kernel_source: str, kernel_name: str) -> str:
     """The kernel module minus Inductor's autotuning decorator, runnable on CUDA and the interpreter.
 
@@ -198,8 +203,11 @@ def kernel_module_without_autotuner(kernel_source: str, kernel_name: str) -> str
     tree = ast.parse(kernel_source)
     fn = _find_kernel(tree, kernel_name)
     dropped = [d for d in fn.decorator_list if _heuristic_decorator(d) is not None]
-    kept_nodes = [n for n in tree.body if n is not fn and not isinstance(n, (ast.Import, ast.ImportFrom))]
-    kept_nodes += [d for d in fn.decorator_list if d not in dropped] + fn.args.args + fn.body
+    kept_nodes: list[ast.AST] = [n for n in tree.body
+                                 if n is not fn and not isinstance(n, (ast.Import, ast.ImportFrom))]
+    kept_nodes += [d for d in fn.decorator_list if d not in dropped]
+    kept_nodes += fn.args.args
+    kept_nodes += fn.body
     used = _names_used(kept_nodes) | {"triton", "tl"}
     decorator_only = _names_used(dropped) - used
 
@@ -214,12 +222,12 @@ def kernel_module_without_autotuner(kernel_source: str, kernel_name: str) -> str
                 text = [ast.unparse(node)] if keep else []
             if any((a.asname or a.name) == "libdevice" for a in keep):
                 text = text + _INTERPRETER_LIBDEVICE.splitlines()
-            edits[node.lineno] = (node.end_lineno, text)
+            edits[node.lineno] = (_last_line(node), text)
         elif isinstance(node, ast.Expr) and ast.unparse(node).endswith("set_driver_to_gpu()"):
-            edits[node.lineno] = (node.end_lineno, [
+            edits[node.lineno] = (_last_line(node), [
                 "if _os.environ.get('TRITON_INTERPRET', '0') != '1':", "    " + ast.unparse(node)])
     for d in dropped:
-        edits[d.lineno] = (d.end_lineno, [])
+        edits[d.lineno] = (_last_line(d), [])
     out: list[str] = []
     i = 1
     while i <= len(lines):

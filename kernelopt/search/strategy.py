@@ -81,23 +81,21 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
         usable = fraction is not None and 0 < fraction <= ABOVE_ROOFLINE_TOLERANCE
         tier = "memory-bound" if usable else "unprofiled"
         ceiling = model_ceiling(share, min(fraction, 1.0)) if usable and fraction is not None else None
-        roofline = dict(roofline_fraction=fraction, roofline_ceiling=ceiling)
         unhandled = kernel_kind_reason(names, kind)
         if unhandled:
-            d = TargetDecision(name, kind, share, False, unhandled, tier, **roofline)
+            searched, reason = False, unhandled
         elif share < threshold:
-            d = TargetDecision(name, kind, share, False,
-                               f"too small to clear gamma={gamma}: {share:.1%} of GPU time, "
-                               f"Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x", tier, **roofline)
+            searched, reason = False, (f"too small to clear gamma={gamma}: {share:.1%} of GPU time, "
+                                       f"Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
         elif ceiling is not None and ceiling < need:
-            d = TargetDecision(name, kind, share, False,
-                               f"near-optimal: runs at {fraction:.1%} of the measured bandwidth; at the roofline "
-                               f"the model would gain at most {ceiling:.3f}x < {need:.3f}x", "near-optimal",
-                               **roofline)
+            searched, reason = False, (f"near-optimal: runs at {fraction:.1%} of the measured bandwidth; at the "
+                                       f"roofline the model would gain at most {ceiling:.3f}x < {need:.3f}x")
+            tier = "near-optimal"
         else:
             at = f", {fraction:.1%} of the measured bandwidth" if usable else ""
-            d = TargetDecision(name, kind, share, True, f"{share:.1%} of GPU time{at}", tier, **roofline)
-        decisions.append(d)
+            searched, reason = True, f"{share:.1%} of GPU time{at}"
+        decisions.append(TargetDecision(name, kind, share, searched, reason, tier,
+                                        roofline_fraction=fraction, roofline_ceiling=ceiling))
     return sorted(decisions, key=lambda d: -d.share)
 
 

@@ -24,9 +24,9 @@ import threading
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import CursorResult, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -148,7 +148,8 @@ def _replay(existing: Job, rhash: str) -> Job:
 
 
 def _count(session: Session, team_id: int, status: str) -> int:
-    return session.scalar(select(func.count()).select_from(Job).where(Job.team_id == team_id, Job.status == status))
+    count = session.scalar(select(func.count()).select_from(Job).where(Job.team_id == team_id, Job.status == status))
+    return cast(int, count)  # COUNT(*) always returns a row
 
 
 def _retry_after_estimate(session: Session, team_id: int, excess: int) -> int:
@@ -161,7 +162,7 @@ def _retry_after_estimate(session: Session, team_id: int, excess: int) -> int:
         select(Job.started_at, Job.finished_at)
         .where(Job.team_id == team_id, Job.finished_at.is_not(None), Job.started_at.is_not(None))
         .order_by(Job.finished_at.desc()).limit(20)).all()
-    durations = [(f - s).total_seconds() for s, f in rows if f >= s]
+    durations = [(f - s).total_seconds() for s, f in rows if s is not None and f is not None and f >= s]
     mean_run = sum(durations) / len(durations) if durations else 60.0
     parallel = max(1, _count(session, team_id, RUNNING))
     return int(min(3600, max(1, math.ceil(mean_run * excess / parallel))))
@@ -170,7 +171,10 @@ def _retry_after_estimate(session: Session, team_id: int, excess: int) -> int:
 # ---------------------------------------------------------------- worker transitions
 
 def _transition(session: Session, *where, **values) -> bool:
-    return session.execute(update(Job).where(*where).values(**values), execution_options=_NO_SYNC).rowcount == 1
+    # An UPDATE's result is a CursorResult (Session.execute is typed as returning the base Result).
+    result = cast(CursorResult[Any], session.execute(update(Job).where(*where).values(**values),
+                                                     execution_options=_NO_SYNC))
+    return result.rowcount == 1
 
 
 def claim_job(session: Session, job_id: str, worker_id: str) -> Job | None:
@@ -182,6 +186,7 @@ def claim_job(session: Session, job_id: str, worker_id: str) -> Job | None:
         session.commit()
         return None
     job = load_job(session, job_id)
+    assert job is not None  # the UPDATE above just matched it, in this transaction
     _event(session, job_id, None, "status", f"running on {worker_id} (attempt {job.attempts})",
            {"status": RUNNING, "worker_id": worker_id, "attempt": job.attempts})
     session.commit()
@@ -273,6 +278,7 @@ def finish_job(session: Session, job_id: str, worker_id: str, result: dict,
 
 def _add_artifacts(session: Session, job_id: str, stored: dict[str, str], blobs: BlobStore | None) -> None:
     for name, sha in stored.items():
+        assert blobs is not None  # only a blob store stores artifacts (_store)
         session.add(Artifact(job_id=job_id, name=name, blob_sha256=sha, size=blobs.size(sha),
                              content_type=mimetypes.guess_type(name)[0] or "application/octet-stream"))
 

@@ -50,10 +50,10 @@ def _url_key(url) -> str:
 
 def mark_changed(session: Session, job_id: str) -> None:
     """Announce, when this session's transaction commits, that `job_id` has new events."""
-    pending = session.info.get(_PENDING)
+    pending: tuple[str, str, set[str]] | None = session.info.get(_PENDING)
     if pending is None:
         bind = session.get_bind()
-        pending = session.info[_PENDING] = (bind.dialect.name, _url_key(bind.url), set())
+        pending = session.info[_PENDING] = (bind.dialect.name, _url_key(bind.engine.url), set())
     pending[2].add(job_id)
 
 

@@ -14,7 +14,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy import func, select
+
 from kernelopt.isolation.sandbox import Layers, SandboxPolicy, blocking_ancestor, probe_layers
+from kernelopt.storage.db import make_engine
+from kernelopt.storage.models import Team
 
 log = logging.getLogger("kernelopt.sandbox")
 
@@ -58,11 +62,6 @@ class SandboxStatus:
 
 
 def _team_count(settings, engine=None) -> int:
-    from sqlalchemy import func, select
-
-    from kernelopt.storage.db import make_engine
-    from kernelopt.storage.models import Team
-
     own = engine is None
     engine = engine or make_engine(settings.effective_database_url)
     try:

@@ -20,6 +20,7 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from kernelopt.agents.planner import STRATEGIES
 from kernelopt.storage.models import Job, StrategyOutcome
 
 AVOID_BELOW = 0.30  # success rate under which a strategy is avoided...
@@ -55,8 +56,6 @@ def _count(value: Any) -> int | None:
 
 def outcomes_from_report(report: dict) -> list[dict]:
     """The report's strategy outcomes that pass the checks (see the module doc)."""
-    from kernelopt.agents.planner import STRATEGIES
-
     agents = report.get("agents") if isinstance(report, dict) else None
     rows = agents.get("strategy_outcomes") if isinstance(agents, dict) else None
     out: dict[str, dict] = {}

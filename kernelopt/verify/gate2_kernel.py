@@ -237,7 +237,7 @@ def reference_io(launcher: Any, before: list[Any], kernel: str = "",
     # Inputs the launch left alone are held once; a pure output always gets its own copy, even
     # where the buffer's earlier bytes happen to equal the result (uninitialised memory reused).
     after = [c if i not in poisoned and unchanged(a, c) else clone_arg(a)
-             for i, (a, c) in enumerate(zip(run.args, clean))]
+             for i, (a, c) in enumerate(zip(run.args, clean, strict=True))]
     return KernelIO(kernel, clean, after, dict(launch_kwargs or {}))
 
 
@@ -279,11 +279,11 @@ def check_kernel_outputs(candidate: Callable[..., Any], reference: Callable[...,
             return GateResult.fail(GATE, f"returned {len(actual)} outputs, the reference {len(expected)}; "
                                    f"seed {seed}", failed_seed=seed)
         msg = None
-        for i, (c, r) in enumerate(zip(cand_in, ref_in)):
+        for i, (c, r) in enumerate(zip(cand_in, ref_in, strict=True)):
             if msg is None and isinstance(c, torch.Tensor):
                 what = "modified" if not _same_bits(r, inputs[i]) else "left unchanged"
                 msg = compare_close(c, r, rtol, atol, f"input {i} after the call (the reference {what} it)")
-        for i, (a, e) in enumerate(zip(actual, expected)):
+        for i, (a, e) in enumerate(zip(actual, expected, strict=True)):
             if msg is None and isinstance(e, torch.Tensor):
                 msg = (compare_close(a, e, rtol, atol, f"output {i}") if isinstance(a, torch.Tensor)
                        else f"output {i}: got {type(a).__name__}, expected a tensor")

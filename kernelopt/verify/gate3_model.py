@@ -89,7 +89,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
                "dtype": Dtype.parse(dtype).value, "rtol": tol.rtol, "atol": tol.atol}
     if len(r32) != len(o32):
         return GateResult.fail(GATE, f"the candidate returned {len(o32)} outputs, eager {len(r32)}", **m)
-    for i, (r, o) in enumerate(zip(r32, o32)):
+    for i, (r, o) in enumerate(zip(r32, o32, strict=True)):
         if r.shape != o.shape or r.dtype != o.dtype:
             return GateResult.fail(GATE, f"output {i}: {o.dtype}{list(o.shape)} where eager gives "
                                    f"{r.dtype}{list(r.shape)}", **m)
@@ -106,7 +106,7 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
     ref64 = None
     if r64 is not None:
         ref64 = list(r64() if callable(r64) else r64)  # lazily: costs a float64 eager run
-        if len(ref64) != len(r32) or any(a.shape != b.shape for a, b in zip(ref64, r32)):
+        if len(ref64) != len(r32) or any(a.shape != b.shape for a, b in zip(ref64, r32, strict=True)):
             return GateResult.fail(GATE, "the float64 reference's outputs do not match eager fp32's in number "
                                    f"or shape ({[list(t.shape) for t in ref64]} vs {[list(t.shape) for t in r32]})", **m)
     elif need_r64:
@@ -131,8 +131,8 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
         return GateResult.fail(GATE, _int_message(bad_ints[0], o32, r32) + " (integer outputs must match exactly)", **m)
     if mismatch is None and not (require_float64 and ref64 is not None):
         rho = f", ρ = {m['rho']:.3g}" if m["rho"] is not None else ""
-        ints = "; integer outputs equal the float64 reference's" if m.get("int_outputs_match") else ""
-        return GateResult.ok(GATE, f"allclose to eager ({tol.text()}){rho}{ints}", **m)
+        ints_note = "; integer outputs equal the float64 reference's" if m.get("int_outputs_match") else ""
+        return GateResult.ok(GATE, f"allclose to eager ({tol.text()}){rho}{ints_note}", **m)
 
     d_ref, d_opt = m["d_ref"], m["d_opt"]
     if d_ref >= EXACT_D_REF:

@@ -32,7 +32,7 @@ def needs_more_rounds(result: GateResult) -> bool:
 def speedup_noise_pct(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float]) -> float:
     """The robust spread of the per-round speedups (paired rounds); of each side where unpaired."""
     if len(baseline_ms_rounds) == len(candidate_ms_rounds):
-        return robust_spread_pct([b / c for b, c in zip(baseline_ms_rounds, candidate_ms_rounds)])
+        return robust_spread_pct([b / c for b, c in zip(baseline_ms_rounds, candidate_ms_rounds, strict=True)])
     return max(robust_spread_pct(baseline_ms_rounds), robust_spread_pct(candidate_ms_rounds))
 
 

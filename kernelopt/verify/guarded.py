@@ -24,7 +24,7 @@ def storage_extent(t: torch.Tensor) -> int:
     """Number of storage elements the view spans, from its first to its last element."""
     if t.numel() == 0:
         return 0
-    return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return 1 + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
 
 
 def _guard_elems(extent: int, itemsize: int) -> int:
@@ -86,10 +86,10 @@ class GuardedLaunch:
             GuardedTensor.build(a, i in poisoned) if isinstance(a, torch.Tensor) else None
             for i, a in enumerate(before)
         ]
-        self.args: list[Any] = [s.view if s is not None else a for s, a in zip(self.slots, before)]
+        self.args: list[Any] = [s.view if s is not None else a for s, a in zip(self.slots, before, strict=True)]
 
     def violations(self, labels: list[str]) -> Optional[str]:
-        for slot, label in zip(self.slots, labels):
+        for slot, label in zip(self.slots, labels, strict=True):
             msg = slot.violation(label) if slot is not None else None
             if msg:
                 return msg

@@ -21,7 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from kernelopt.compiled.kernel_io import clone_arg
 from kernelopt.core.tolerance import Dtype
+from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 
 PROBE_SEED = 0
 
@@ -34,9 +36,10 @@ class InterpreterProbe:
 
 def _agrees(problem, dtype: Dtype) -> Optional[str]:
     """None when the kernel's launch matches its reference in `dtype` on this device, else what went wrong."""
+    # torch, and verify.gate3_model (which imports it), here: the job orchestrator imports this
+    # module and must stay torch-free
     import torch
 
-    from kernelopt.load.problem import dtype_from_name, make_inputs, output_leaves
     from kernelopt.verify.gate3_model import check_model
 
     xs = make_inputs(problem, PROBE_SEED, "cpu", dtype_from_name(dtype.value))
@@ -52,16 +55,12 @@ def _agrees(problem, dtype: Dtype) -> Optional[str]:
 
 
 def _copy(x):
-    from kernelopt.compiled.kernel_io import clone_arg
-
     return clone_arg(x)
 
 
 def interpreter_cannot_run(req: InterpreterProbe) -> Optional[str]:
     """Why the interpreter cannot run this kernel file in `req.dtype` (None when it can, or when the
     kernel fails in fp32 too). A stage function: call it in a child with TRITON_INTERPRET=1."""
-    from kernelopt.load.problem import import_problem
-
     dtype = Dtype.parse(req.dtype)
     if dtype is Dtype.FP32:
         return None

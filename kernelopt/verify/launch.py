@@ -7,6 +7,8 @@ from typing import Any, Optional
 
 import torch
 
+from kernelopt.compiled.runtime import load_kernel_module
+
 _MAX_MESSAGE = 3000  # feedback goes into an LLM prompt: keep the useful head of it
 
 
@@ -42,7 +44,9 @@ def describe_exception(exc: BaseException, candidate_file: Optional[str] = None)
     if candidate_file:
         text = text.replace(candidate_file, "<candidate>")
         # The interpreter re-raises kernel errors: the kernel's own line is on a chained exception.
-        frames, seen, link = [], set(), exc
+        frames: list[traceback.FrameSummary] = []
+        seen: set[int] = set()
+        link: Optional[BaseException] = exc
         while link is not None and id(link) not in seen:
             seen.add(id(link))
             frames += [f for f in traceback.extract_tb(link.__traceback__) if f.filename == candidate_file
@@ -57,8 +61,6 @@ def describe_exception(exc: BaseException, candidate_file: Optional[str] = None)
 
 def load_candidate(source: str, name: str = "candidate"):
     """Import a candidate's source (compiled.runtime.load_kernel_module)."""
-    from kernelopt.compiled.runtime import load_kernel_module
-
     return load_kernel_module(source, name)
 
 

@@ -85,7 +85,7 @@ def _constants(tree: ast.AST) -> dict[str, set]:
                 if isinstance(t, ast.Name):
                     note(t.id, node.value)
         elif isinstance(node, ast.Dict):
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=True):
                 if isinstance(k, ast.Constant) and isinstance(k.value, str):
                     note(k.value, v)
         elif isinstance(node, ast.Call):

@@ -14,6 +14,7 @@ from kernelopt.compiled import runtime
 from kernelopt.compiled.restitch import ModelContext
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.timing import Timing, bench_interleaved
+from kernelopt.load.problem import output_leaves
 from kernelopt.verify.gate3_model import check_model
 from kernelopt.verify.precision import strict_verdict
 from kernelopt.verify.result import GateResult
@@ -71,6 +72,7 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
         if not result.passed:
             return result
         worst = result if worst is None or _rho(result) >= _rho(worst) else worst
+    assert worst is not None, "no seeds to verify"  # every seed sets it or returns
     worst.metrics["rho_max_over_seeds"] = max(rhos) if rhos else None
     worst.metrics["seeds"] = list(req.seeds)
     return worst
@@ -82,8 +84,6 @@ def _rho(r: GateResult) -> float:
 
 
 def _leaves(out) -> list:
-    from kernelopt.load.problem import output_leaves
-
     return output_leaves(out)
 
 

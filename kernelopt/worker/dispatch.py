@@ -26,6 +26,16 @@ import threading
 from datetime import datetime, timedelta, timezone
 from typing import Protocol, runtime_checkable
 
+from sqlalchemy import select
+
+from kernelopt.isolation import ChildError
+from kernelopt.pipeline.device import probe_device
+from kernelopt.service import job_queries
+from kernelopt.storage.models import QUEUED, Job
+from kernelopt.worker.broker import QUEUE, TASK_NAME, make_celery
+from kernelopt.worker.execute import _scope, execute_job
+from kernelopt.worker.reaper import ReaperThread
+
 log = logging.getLogger("kernelopt.dispatch")
 
 
@@ -40,14 +50,10 @@ class CeleryDispatcher:
     """Sends `kernelopt.run_job(job_id)` to the Redis queue."""
 
     def __init__(self, settings, app=None):
-        from kernelopt.worker.broker import make_celery
-
         self.settings = settings
         self.app = app if app is not None else make_celery(settings)
 
     def enqueue(self, job_id: str) -> None:
-        from kernelopt.worker.broker import QUEUE, TASK_NAME
-
         self.app.send_task(TASK_NAME, args=[job_id], queue=QUEUE, retry=True,
                            retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5,
                                          "interval_max": 2})
@@ -60,8 +66,6 @@ class CeleryDispatcher:
     def queued_in_broker(self) -> set[str]:
         """Job ids of the messages waiting in Redis or reserved by a worker (not yet acknowledged)."""
         import redis
-
-        from kernelopt.worker.broker import QUEUE
 
         ids: set[str] = set()
         client = redis.Redis.from_url(self.settings.broker_url)
@@ -86,11 +90,6 @@ class CeleryDispatcher:
         """Queued jobs with no message in the broker (Redis restarted without persistence, an
         enqueue that failed after the job was stored). Only jobs queued for longer than the
         heartbeat timeout count, so a job whose message is being sent right now is left alone."""
-        from sqlalchemy import select
-
-        from kernelopt.storage.models import QUEUED, Job
-        from kernelopt.worker.execute import _scope
-
         cutoff = datetime.now(timezone.utc) - timedelta(seconds=self.settings.heartbeat_timeout_s)
         with _scope(self.settings) as s:
             queued = list(s.execute(select(Job.id).where(Job.status == QUEUED, Job.created_at < cutoff)
@@ -130,7 +129,7 @@ class EmbeddedDispatcher:
         self._taken: set[str] = set()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
-        self._reaper = None
+        self._reaper: ReaperThread | None = None
         self._started = threading.Event()
         self.worker_prefix = f"embedded-{socket.gethostname()}-{os.getpid()}"
         if start:
@@ -156,8 +155,6 @@ class EmbeddedDispatcher:
         return list(self._slots_env or [])
 
     def _start_slots(self) -> None:
-        from kernelopt.worker.reaper import ReaperThread
-
         if self._slots_env is None:
             self._slots_env = detect_slots()
         for i, env in enumerate(self._slots_env):
@@ -186,9 +183,6 @@ class EmbeddedDispatcher:
     # -- a slot ---------------------------------------------------------------------------------
 
     def _next_job(self) -> str | None:
-        from kernelopt.service import job_queries
-        from kernelopt.worker.execute import _scope
-
         with _scope(self.settings) as s:
             ids = job_queries.queued_job_ids(s, limit=len(self._threads) + 8)
         with self._cond:
@@ -199,8 +193,6 @@ class EmbeddedDispatcher:
         return None
 
     def _slot_loop(self, index: int, env: dict[str, str]) -> None:
-        from kernelopt.worker.execute import execute_job
-
         worker_id = f"{self.worker_prefix}-slot{index}"
         while not self._stopping.is_set():
             try:
@@ -267,9 +259,6 @@ def select_gpus(gpus: str | None = None) -> list[int]:
 
 
 def visible_gpu_count() -> int:
-    from kernelopt.isolation import ChildError
-    from kernelopt.pipeline.device import probe_device
-
     try:
         info = probe_device()
     except ChildError as exc:

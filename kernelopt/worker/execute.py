@@ -39,12 +39,20 @@ import shutil
 import stat
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from kernelopt.agents.llm import LLMSettings
+from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
 from kernelopt.isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobOptions, JobResult, not_measured
+from kernelopt.search.registry import uses_llm
+from kernelopt.service import job_queries, jobs, strategy_memory
+from kernelopt.storage.blobs import BlobStore
+from kernelopt.storage.db import make_engine, make_sessionmaker, session_scope
 from kernelopt.worker.artifacts import collect_for_job
 
 log = logging.getLogger("kernelopt.worker")
@@ -72,8 +80,6 @@ _factories_lock = threading.Lock()
 
 def session_factory(settings):
     """One SQLAlchemy engine + sessionmaker per process and database URL (fork-safe: keyed by pid)."""
-    from kernelopt.storage.db import make_engine, make_sessionmaker
-
     url = settings.effective_database_url
     key = (os.getpid(), url)
     with _factories_lock:
@@ -84,14 +90,10 @@ def session_factory(settings):
 
 
 def blob_store(settings):
-    from kernelopt.storage.blobs import BlobStore
-
     return BlobStore(settings.blobs_dir)
 
 
 def _scope(settings):
-    from kernelopt.storage.db import session_scope
-
     return session_scope(session_factory(settings))
 
 
@@ -150,13 +152,8 @@ class EngineRequest:
 def _run_engine(req: EngineRequest) -> dict:
     """Child: run one job with the engine; cancelled when `cancel_file` appears."""
     _watch_parent(req.parent_pid)
-    from kernelopt.pipeline.job import run_job
-    from kernelopt.pipeline.options import JobOptions
-
     settings = None
     if req.llm is not None:
-        from kernelopt.agents.llm import LLMSettings
-
         settings = LLMSettings(**req.llm)
     cancel = Path(req.cancel_file)
     result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
@@ -168,14 +165,8 @@ def _run_engine(req: EngineRequest) -> dict:
 def llm_settings_for(options: dict, env: dict[str, str] | None = None) -> dict | None:
     """The worker's LLM settings, as data for the engine, when the job asks for an agent generator
     (`llm`, `llm_codegen`: search.registry's `llm` flag)."""
-    from kernelopt.search.registry import uses_llm
-
     if not uses_llm(options.get("generators") or []):
         return None
-    from dataclasses import asdict
-
-    from kernelopt.agents.llm import LLMSettings
-
     return asdict(LLMSettings.from_env(env))
 
 
@@ -239,8 +230,6 @@ class _Monitor(threading.Thread):
                 log.exception("job %s: monitor step failed; retrying", self.job_id)
 
     def beat(self) -> None:
-        from kernelopt.service import jobs
-
         with _scope(self.settings) as s:
             ok = jobs.heartbeat(s, self.job_id, self.worker_id)
         if not ok and not self.lost:
@@ -253,8 +242,6 @@ class _Monitor(threading.Thread):
     def check_cancel(self) -> None:
         if self.cancel_touched:
             return
-        from kernelopt.service import job_queries
-
         with _scope(self.settings) as s:
             requested = job_queries.is_cancel_requested(s, self.job_id)
         if requested:
@@ -302,8 +289,6 @@ class _Monitor(threading.Thread):
                 self._offset += len(chunk)
                 return True
             return False  # no complete line yet
-        from kernelopt.service import jobs
-
         with _scope(self.settings) as s:
             for line in chunk[:end + 1].split(b"\n")[:-1]:
                 if line.strip():
@@ -344,8 +329,6 @@ def _safe_filename(name: str | None) -> str:
 
 def _job_options(options: dict | None, settings) -> dict:
     """The user's options, with the engine's budget kept inside the hard time limit."""
-    from kernelopt.pipeline.options import JobOptions
-
     opts = JobOptions.from_dict(dict(options or {})).to_dict()  # ValueError with a clear message
     limit = float(settings.job_time_limit_s)
     ceiling = limit - BUDGET_MARGIN_S if limit > 2 * BUDGET_MARGIN_S else limit * 0.9
@@ -360,8 +343,6 @@ def execute_job(job_id: str, settings, worker_id: str, env: dict[str, str] | Non
     `env` is added to the engine child's environment (a dispatcher pins its GPU
     with CUDA_VISIBLE_DEVICES here).
     """
-    from kernelopt.service import jobs
-
     with _scope(settings) as s:
         job = jobs.claim_job(s, job_id, worker_id)
         if job is None:
@@ -386,8 +367,6 @@ def _record_agents(job_id: str, team_id: int, settings, workdir: Path) -> None:
     report = read_report(workdir)
     if not (report.get("llm") or report.get("agents")):
         return
-    from kernelopt.service import strategy_memory
-
     try:
         with _scope(settings) as s:
             strategy_memory.record_job(s, team_id, job_id, report)
@@ -396,10 +375,6 @@ def _record_agents(job_id: str, team_id: int, settings, workdir: Path) -> None:
 
 
 def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] | None, claimed: dict) -> str | None:
-    from kernelopt.core.outcome import Cause, Outcome
-    from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobResult, not_measured
-    from kernelopt.service import jobs
-
     job_dir = Path(settings.jobs_dir).resolve() / job_id
     attempt_dir = job_dir / f"attempt-{claimed['attempt']}"
     if attempt_dir.exists():
@@ -427,8 +402,6 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         return "failed"
     avoid = None
     if llm is not None:  # only the planner reads it
-        from kernelopt.service import strategy_memory
-
         with _scope(settings) as s:
             avoid = strategy_memory.avoid_list(s, claimed["team_id"])
 
@@ -443,7 +416,7 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
     # credentials in its environment, and its stage children in the sandbox under it.
     lease = lease_uid(SandboxPolicy.from_env())
     blocked = blocking_ancestor(attempt_dir) if lease else None
-    if blocked is not None:
+    if blocked is not None and lease is not None:  # (blocked is only ever found with a lease)
         lease.release()
         monitor.stop()
         message = (f"the job's sandbox uid cannot reach its work directory: {blocked} is not traversable by "
@@ -511,12 +484,14 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
             ok, status = jobs.mark_cancelled(s, job_id, worker_id, on_gpu=on_gpu), "cancelled"
         elif engine_error is not None:
             ok, status = jobs.fail_job(s, job_id, worker_id, engine_error, on_gpu=on_gpu), "failed"
-        elif result["outcome"] == "failed":
-            ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"],
-                                       stored, blobs, notes, on_gpu=on_gpu), "failed"
         else:
-            ok, status = jobs.finish_job(s, job_id, worker_id, result, stored, blobs, notes,
-                                         on_gpu=on_gpu), "succeeded"
+            assert result is not None  # no engine error: the engine's result, or one made for its timeout or crash
+            if result["outcome"] == "failed":
+                ok, status = jobs.fail_job(s, job_id, worker_id, result.get("error") or result["cause"],
+                                           stored, blobs, notes, on_gpu=on_gpu), "failed"
+            else:
+                ok, status = jobs.finish_job(s, job_id, worker_id, result, stored, blobs, notes,
+                                             on_gpu=on_gpu), "succeeded"
     if not ok:
         log.warning("job %s: final transition to %s refused (no longer held by %s)", job_id, status, worker_id)
         return None

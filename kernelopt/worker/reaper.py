@@ -20,6 +20,9 @@ import threading
 from pathlib import Path
 from typing import Callable, Iterable
 
+from kernelopt.service import jobs
+from kernelopt.worker.execute import _scope
+
 log = logging.getLogger("kernelopt.reaper")
 
 
@@ -35,9 +38,6 @@ def reap_once(settings, enqueue: Callable[[str], None],
     `resync`, when given, returns ids of queued jobs the broker has lost (see
     CeleryDispatcher.lost_queued_ids); they are enqueued again too.
     """
-    from kernelopt.service import jobs
-    from kernelopt.worker.execute import _scope
-
     with _scope(settings) as s:
         requeued, crashed = jobs.requeue_stale(s, settings.heartbeat_timeout_s, settings.max_job_attempts)
     for job_id in requeued:

@@ -6,6 +6,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy import text
 
 from kernelopt.api.schemas import Health, Readiness
+from kernelopt.service.sandbox_gate import sandbox_status
 
 router = APIRouter(tags=["health"])
 
@@ -44,8 +45,6 @@ def readyz(request: Request):
 
 def _sandbox_check(settings, engine) -> str:
     """Which sandbox layers jobs run under (probed once per process; the team count is read each time)."""
-    from kernelopt.service.sandbox_gate import sandbox_status
-
     try:
         return sandbox_status(settings, engine).check()
     except Exception as exc:  # noqa: BLE001 - readiness must answer

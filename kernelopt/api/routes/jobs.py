@@ -11,6 +11,7 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
+from sqlalchemy import bindparam, select
 from starlette.concurrency import run_in_threadpool
 
 from kernelopt.api.deps import (
@@ -24,10 +25,15 @@ from kernelopt.api.deps import (
     read_db,
 )
 from kernelopt.api.options import options_summary, parse_options
-from kernelopt.api.schemas import ArtifactList, ArtifactOut, JobList, JobOut, JobStatus, Outcome, Problem
+from kernelopt.api.schemas import ArtifactList, ArtifactOut, JobLinks, JobList, JobOut, JobStatus, Outcome, Problem
 from kernelopt.api.sse import StreamHub, job_event_stream
 from kernelopt.api.stream_limit import Slot, StreamsFull, StreamSlots
 from kernelopt.api.uploads import read_submission
+from kernelopt.service import job_queries
+from kernelopt.service.jobs import IdempotencyConflict, QueueFull, create_job, request_cancel
+from kernelopt.service.notify import feed_for
+from kernelopt.storage.blobs import BlobCorrupt, BlobNotFound
+from kernelopt.storage.models import TERMINAL_STATUSES, Job
 
 log = logging.getLogger("kernelopt.api")
 
@@ -38,8 +44,9 @@ PRINTABLE = r"^[^\x00-\x1f\x7f]*$"
 JobId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
                             description="the job id (32 hex characters)")]
 Tag = Annotated[str | None, Query(max_length=200, pattern=PRINTABLE)]
-NOT_FOUND = {404: {"model": Problem, "description": "no such job for this team"}}
-AUTH = {401: {"model": Problem, "description": "missing or invalid API key"}}
+# OpenAPI `responses` entries (FastAPI's type for them), spread into the routes' own.
+NOT_FOUND: dict[int | str, dict[str, Any]] = {404: {"model": Problem, "description": "no such job for this team"}}
+AUTH: dict[int | str, dict[str, Any]] = {401: {"model": Problem, "description": "missing or invalid API key"}}
 STREAMS_RETRY_AFTER_S = 15
 
 
@@ -62,7 +69,7 @@ def job_out(job: Any) -> JobOut:
         timing=result.get("timing"), timing_note=result.get("timing_note"),
         llm_calls=job.llm_calls or 0, llm_prompt_tokens=job.llm_prompt_tokens or 0,
         llm_completion_tokens=job.llm_completion_tokens or 0, llm_cost=job.llm_cost,
-        links=job_links(job.id))
+        links=JobLinks(**job_links(job.id)))
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -116,8 +123,6 @@ async def submit_job(
     app = request.app
 
     def store():
-        from kernelopt.service.jobs import IdempotencyConflict, QueueFull, create_job
-
         with app.state.sessionmaker() as session:
             try:
                 return create_job(session, team.id, sub.filename, sub.data, options, sub.weights, key or None,
@@ -164,13 +169,11 @@ async def list_jobs(
                                         description="next_cursor of the previous page")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobList:
-    from kernelopt.service.job_queries import list_jobs as list_team_jobs
-
     def read(session) -> JobList:
         try:
-            jobs, next_cursor = list_team_jobs(session, team.id, status=status_, outcome=outcome,
-                                               created_after=_utc(created_after), created_before=_utc(created_before),
-                                               tag=tag, cursor=cursor, limit=limit)
+            jobs, next_cursor = job_queries.list_jobs(
+                session, team.id, status=status_, outcome=outcome, created_after=_utc(created_after),
+                created_before=_utc(created_before), tag=tag, cursor=cursor, limit=limit)
         except ValueError as exc:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail=f"invalid query: {exc}") from None
         return JobList(items=[job_out(j) for j in jobs], next_cursor=next_cursor)
@@ -179,9 +182,7 @@ async def list_jobs(
 
 
 def _get_or_404(session, team: TeamRef, job_id: str):
-    from kernelopt.service.job_queries import get_job
-
-    job = get_job(session, team.id, job_id)
+    job = job_queries.get_job(session, team.id, job_id)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
     return job
@@ -208,10 +209,6 @@ async def get_job(job_id: JobId, request: Request, team: TeamDep) -> Response:
 
 def _get_job_statement():
     """The team-scoped read of service.job_queries.get_job, as one precompiled Core statement."""
-    from sqlalchemy import bindparam, select
-
-    from kernelopt.storage.models import Job
-
     table = Job.__table__
     return select(table).where(table.c.id == bindparam("job_id"), table.c.team_id == bindparam("team_id"))
 
@@ -224,8 +221,6 @@ _GET_JOB = _get_job_statement()
                         202: {"model": JobOut, "description": "running: the worker stops at the next stage boundary"},
                         409: {"model": Problem, "description": "the job already finished"}})
 def cancel_job(job_id: JobId, session: SessionDep, team: TeamDep, response: Response) -> JobOut:
-    from kernelopt.service.jobs import request_cancel
-
     job = request_cancel(session, team.id, job_id)
     if job is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
@@ -244,15 +239,12 @@ def event_dict(ev: Any) -> dict:
 def _read_job_events(factory, team_id: int, job_id: str, after_id: int, limit: int):
     """One read for the streams of a job: the job (status first: terminal and no newer events
     means done), then its events after `after_id`. Team-scoped like every API read."""
-    from kernelopt.service.job_queries import events_after, get_job
-    from kernelopt.storage.models import TERMINAL_STATUSES
-
     with factory() as s:
-        job = get_job(s, team_id, job_id)
+        job = job_queries.get_job(s, team_id, job_id)
         if job is None:
             return [], None, True
         terminal = job.status in TERMINAL_STATUSES
-        events = [event_dict(e) for e in events_after(s, job_id, after_id, limit)]
+        events = [event_dict(e) for e in job_queries.events_after(s, job_id, after_id, limit)]
         return events, job_out(job).model_dump(mode="json"), terminal
 
 
@@ -260,8 +252,6 @@ def stream_hub(app) -> StreamHub:
     """This process's hub of open event streams for the running event loop (created on first use)."""
     import asyncio
     from functools import partial
-
-    from kernelopt.service.notify import feed_for
 
     loop = asyncio.get_running_loop()
     hub = app.state.sse_hubs.get(loop)
@@ -337,10 +327,8 @@ def _artifact_out(job_id: str, a: Any) -> ArtifactOut:
 @router.get("/{job_id}/artifacts", response_model=ArtifactList, summary="The job's artifacts",
             responses={**AUTH, **NOT_FOUND})
 async def list_artifacts(job_id: JobId, request: Request, team: TeamDep) -> ArtifactList:
-    from kernelopt.service.job_queries import list_artifacts as team_artifacts
-
     def read(session) -> ArtifactList:
-        rows = team_artifacts(session, team.id, job_id)
+        rows = job_queries.list_artifacts(session, team.id, job_id)
         if rows is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no job {job_id!r} for this team")
         return ArtifactList(job_id=job_id, items=[_artifact_out(job_id, a) for a in rows])
@@ -361,12 +349,9 @@ def download_artifact(job_id: JobId, name: Annotated[str, Path(max_length=255, p
     back until that second hash matched too, so bytes altered on disk are never served whole."""
     import hashlib
 
-    from kernelopt.service.job_queries import get_artifact
-    from kernelopt.storage.blobs import BlobCorrupt, BlobNotFound
-
     with request.app.state.read_sessionmaker() as session:  # closed before the (maybe long) download streams
         _get_or_404(session, team, job_id)
-        art = get_artifact(session, team.id, job_id, name)
+        art = job_queries.get_artifact(session, team.id, job_id, name)
     if art is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"job {job_id} has no artifact {name!r}")
     sha, size = art.blob_sha256, art.size

@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, status
 from kernelopt.api.deps import SessionDep, TeamDep
 from kernelopt.api.routes.jobs import AUTH, Tag, _utc
 from kernelopt.api.schemas import Stats
+from kernelopt.service import job_queries
 
 router = APIRouter(prefix="/v1", tags=["stats"])
 
@@ -20,10 +21,8 @@ def team_stats(
     until: Annotated[datetime | None, Query(description="jobs created before")] = None,
     tag: Tag = None,
 ) -> Stats:
-    from kernelopt.service.job_queries import team_stats as compute
-
     since, until = _utc(since), _utc(until)
     if since is not None and until is not None and since > until:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, detail="`since` is after `until`")
     return Stats(team=team.name, since=since, until=until, tag=tag,
-                 **compute(session, team.id, since=since, until=until, tag=tag))
+                 **job_queries.team_stats(session, team.id, since=since, until=until, tag=tag))

@@ -77,7 +77,7 @@ def search_trees(report: dict, trajectory: list[dict], max_nodes: int) -> list[d
                 continue
             nodes[cid] = _node(r, need, chosen.get(target) == cid)
         roots: list[dict] = []
-        for cid, node in nodes.items():
+        for node in nodes.values():
             parent = nodes.get(str(node["parent"])) if node["parent"] else None
             (parent["children"] if parent is not None and parent is not node else roots).append(node)
         trees.append({"target": target, "baseline_ms": base_ms, "roots": roots, "shown": len(nodes),

@@ -15,12 +15,23 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from kernelopt.api.deps import TeamRef, in_db_thread, read_db
+from kernelopt.api.options import InvalidOptions, parse_options
+from kernelopt.api.routes.jobs import download_artifact, job_out
+from kernelopt.api.ui import jobview
 from kernelopt.api.ui import session as sess
+from kernelopt.api.ui.overview import team_overview
+from kernelopt.api.ui.reports import MAX_TREE_NODES, llm_usage, read_json, read_trajectory
 from kernelopt.core.outcome import OUTCOMES
 from kernelopt.core.outcome import cause_code as outcome_cause_code  # the dashboard allows None
+from kernelopt.pipeline.report import kept_untimed
+from kernelopt.service.auth import authenticate, hash_key
+from kernelopt.service.job_queries import InvalidCursor, events_after, get_job, list_artifacts, list_jobs
+from kernelopt.service.jobs import QueueFull, create_job, request_cancel
+from kernelopt.storage.models import ApiKey, Job
 
 HERE = Path(__file__).resolve().parent
 STATIC_DIR = HERE / "static"
@@ -110,8 +121,6 @@ def _check_csrf(request: Request, s: sess.UiSession, token: Any) -> None:
 
 def speed_text(job: Any) -> str:
     """A job's speed as the dashboard shows it; a kept baseline nothing timed says so (never a bare 1.00×)."""
-    from kernelopt.pipeline.report import kept_untimed
-
     if job.timing == "not-measured":
         return "not measured"
     if job.speedup is None:
@@ -151,11 +160,6 @@ async def login(request: Request) -> Response:
     key = (await _form(request)).get("api_key", "").strip()
 
     def check(session) -> tuple[int, int] | None:
-        from sqlalchemy import select
-
-        from kernelopt.service.auth import authenticate, hash_key
-        from kernelopt.storage.models import ApiKey
-
         team = authenticate(session, key)
         if team is None:
             return None
@@ -206,10 +210,6 @@ async def overview(request: Request) -> Response:
     team = auth[0]
 
     def read(session):
-        from kernelopt.api.routes.jobs import job_out
-        from kernelopt.api.ui.overview import team_overview
-        from kernelopt.service.job_queries import list_jobs
-
         recent, _ = list_jobs(session, team.id, limit=10)
         return team_overview(session, team.id), [job_out(j) for j in recent]
 
@@ -236,9 +236,6 @@ async def jobs_page(
     tag = tag.strip() if tag and tag.strip() else None
 
     def read(session):
-        from kernelopt.api.routes.jobs import job_out
-        from kernelopt.service.job_queries import InvalidCursor, list_jobs
-
         try:
             jobs, nxt = list_jobs(session, team.id, status=status_, outcome=outcome, tag=tag, cursor=cursor or None,
                                   limit=50)
@@ -263,11 +260,6 @@ async def live(request: Request, ids: Annotated[str, Query(max_length=66 * 100)]
     wanted = [i for i in ids.split(",") if JOB_ID.match(i)][:100]
 
     def read(session):
-        from sqlalchemy import select
-
-        from kernelopt.api.routes.jobs import job_out
-        from kernelopt.storage.models import Job
-
         if not wanted:
             return {}
         rows = session.scalars(select(Job).where(Job.team_id == team.id, Job.id.in_(wanted)))
@@ -287,9 +279,6 @@ async def job_page(request: Request, job_id: str) -> Response:
     blobs = request.app.state.blobs
 
     def read(session):
-        from kernelopt.api.routes.jobs import job_out
-        from kernelopt.service.job_queries import events_after, get_job, list_artifacts
-
         job = get_job(session, team.id, job_id)
         if job is None:
             return None
@@ -323,9 +312,6 @@ async def job_page(request: Request, job_id: str) -> Response:
 
     def figures() -> dict[str, Any]:
         """The report's sections (api/ui/jobview.py), from the stored report.json and trajectory.jsonl."""
-        from kernelopt.api.ui import jobview
-        from kernelopt.api.ui.reports import MAX_TREE_NODES, llm_usage, read_json, read_trajectory
-
         stored = {name: (sha, size) for name, size, sha in arts}
         report = read_json(blobs, *stored["report.json"]) if "report.json" in stored else None
         report = report if isinstance(report, dict) else {}
@@ -412,8 +398,6 @@ async def download(request: Request, job_id: str, name: str) -> Response:
         return to_login()
     if not JOB_ID.match(job_id) or len(name) > 255 or re.search(r"[\x00-\x1f\x7f]", name):
         return not_found(request, auth, "No such artifact.")
-    from kernelopt.api.routes.jobs import download_artifact
-
     try:
         return await run_in_threadpool(download_artifact, job_id, name, request, auth[0])
     except HTTPException as exc:
@@ -433,8 +417,6 @@ async def cancel(request: Request, job_id: str) -> Response:
         return not_found(request, auth, "No such job for this team.")
 
     def write():
-        from kernelopt.service.jobs import request_cancel
-
         with request.app.state.sessionmaker() as session:
             return request_cancel(session, team.id, job_id) is not None
 
@@ -496,8 +478,6 @@ async def submit(request: Request) -> Response:
         tag = values.get("tag", "").strip() or None
         if tag is not None and (len(tag) > 200 or re.search(r"[\x00-\x1f\x7f]", tag)):
             return fail("The tag must be at most 200 printable characters.")
-        from kernelopt.api.options import InvalidOptions, parse_options
-
         try:
             options = parse_options(json.dumps(options))  # the API's one model of the options
         except InvalidOptions as exc:
@@ -505,8 +485,6 @@ async def submit(request: Request) -> Response:
         filename = re.sub(r"[\x00-\x1f\x7f/\\]", "_", file.filename.rsplit("/", 1)[-1])[:255] or "upload.py"
 
         def store():
-            from kernelopt.service.jobs import QueueFull, create_job
-
             with request.app.state.sessionmaker() as session:
                 try:
                     job, _ = create_job(session, team.id, filename, data, options, wdata or None, None, tag,

@@ -26,6 +26,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import delete, select
+
+from kernelopt.storage.models import ApiKey, Team, utcnow
+from kernelopt.storage.models import UiSession as Row
+
 COOKIE = "ko_session"
 TTL_S = 12 * 3600
 
@@ -115,11 +120,6 @@ def row_id(s: UiSession) -> str:
 
 def store(db: Any, s: UiSession) -> None:
     """Record a new session (and sweep expired ones: sign-in is rare enough to pay for it)."""
-    from sqlalchemy import delete
-
-    from kernelopt.storage.models import UiSession as Row
-    from kernelopt.storage.models import utcnow
-
     db.execute(delete(Row).where(Row.expires_at < utcnow()))
     db.add(Row(id=row_id(s), key_id=s.key_id, team_id=s.team_id,
                expires_at=datetime.fromtimestamp(s.expires, timezone.utc)))
@@ -129,11 +129,6 @@ def store(db: Any, s: UiSession) -> None:
 def team_of(db: Any, s: UiSession) -> tuple[int, str] | None:
     """(team id, name) when the session's row exists, is unexpired and its key unrevoked; else None.
     Read on every request, never cached: a sign-out elsewhere must count at once."""
-    from sqlalchemy import select
-
-    from kernelopt.storage.models import ApiKey, Team, utcnow
-    from kernelopt.storage.models import UiSession as Row
-
     row = db.execute(select(Team.id, Team.name).join(ApiKey, ApiKey.team_id == Team.id)
                      .join(Row, Row.key_id == ApiKey.id)
                      .where(Row.id == row_id(s), Row.team_id == Team.id, ApiKey.id == s.key_id,
@@ -143,9 +138,5 @@ def team_of(db: Any, s: UiSession) -> tuple[int, str] | None:
 
 def drop(db: Any, s: UiSession) -> None:
     """Sign-out: the row goes, so the cookie (any copy of it) is refused from now on."""
-    from sqlalchemy import delete
-
-    from kernelopt.storage.models import UiSession as Row
-
     db.execute(delete(Row).where(Row.id == row_id(s)))
     db.commit()

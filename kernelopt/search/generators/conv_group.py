@@ -33,7 +33,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from kernelopt.compiled.group import CONV_OPS, LibraryGroup, group_module_source
+from kernelopt.kernels import conv_emulated
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
+from kernelopt.search.registry import dtype_reason
 
 NAME = "conv_fp32"
 #: construction -> one line for reports
@@ -77,7 +79,7 @@ def read_call(group: LibraryGroup) -> tuple[Optional[ConvCall], str]:
         return None, "the convolution's result is not bound to one name"
     if len(call.args) > len(_PARAMS) or any(isinstance(a, ast.Starred) for a in call.args):
         return None, "the convolution call has more positional arguments than aten.convolution"
-    given = dict(zip(_PARAMS, call.args))
+    given = dict(zip(_PARAMS, call.args, strict=False))  # the leading parameters given by position
     for kw in call.keywords:
         if kw.arg not in _PARAMS or kw.arg in given:
             return None, f"unsupported convolution argument {kw.arg or '**kwargs'!r}"
@@ -140,8 +142,6 @@ def emulated_body(group: LibraryGroup, conv: ConvCall) -> list[str]:
 
 
 def _conv_library_source() -> str:
-    from kernelopt.kernels import conv_emulated
-
     return inspect.getsource(conv_emulated).replace("from __future__ import annotations\n", "")
 
 
@@ -186,8 +186,6 @@ class ConvFp32Generator:
 
     def _dtype_reason(self, group: LibraryGroup, target: KernelTarget) -> Optional[str]:
         """The split is of fp32 words (TF32 hi/lo), and fp32 dispatch is for fp32 data: fp32 groups only."""
-        from kernelopt.search.registry import dtype_reason
-
         if not group.param_dtypes:
             return f"the output module does not state the dtypes of the group's buffers ({NAME} is for fp32 only)"
         reason = dtype_reason(self.name, target.data_dtypes())

@@ -22,6 +22,7 @@ from typing import Optional
 
 from kernelopt.compiled.group import CONV_OPS, LibraryGroup, group_module_source
 from kernelopt.core.precision import LIBRARY_MODE
+from kernelopt.kernels import cudnn_autotuned
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.conv_group import emulated_body, read_call
 
@@ -32,8 +33,6 @@ CONSTRUCTION = ("the same cuDNN convolution with its algorithm timed per shape (
 
 
 def _runtime_source() -> str:
-    from kernelopt.kernels import cudnn_autotuned
-
     return inspect.getsource(cudnn_autotuned).replace("from __future__ import annotations\n", "")
 
 

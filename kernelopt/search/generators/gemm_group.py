@@ -5,7 +5,7 @@ addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`addmm`/`bmm` template
 where it computes the plain product (search.generators.gemm_template reads which arguments
 and views). A candidate is the group's own statements with the library call (or
 the template's launch) swapped for an fp32-accurate tensor-core construction of
-kernels/gemm_emulated.py (embedded verbatim, so the candidate and the
+kernels/gemm_emulated.py (embedded verbatim as one source, so the candidate and the
 `optimized_module.py` artifact need no KernelOPT); the epilogue kernels that
 follow run unchanged, Inductor's own, bound from the output module. addmm's
 and baddbmm's bias (and alpha, beta) are fused into the GEMM's epilogue.
@@ -30,12 +30,13 @@ emulation must pass the float64 ρ test (verify.precision.strict_verdict).
 from __future__ import annotations
 
 import ast
-import inspect
 from typing import Optional, Union
 
 from kernelopt.compiled.group import GEMM_OPS, LibraryGroup, group_module_source
+from kernelopt.kernels import gemm_emulated
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.gemm_template import TemplateGemm, read_template_gemm
+from kernelopt.search.registry import dtype_reason
 
 NAME = "gemm_fp32"
 #: construction -> one line for reports (measured: the results README)
@@ -135,9 +136,7 @@ class _Emu:
 
 
 def _gemm_library_source() -> str:
-    from kernelopt.kernels import gemm_emulated
-
-    return inspect.getsource(gemm_emulated).replace("from __future__ import annotations\n", "")
+    return gemm_emulated.library_source()
 
 
 def _anchor_call(group: LibraryGroup) -> Optional[ast.Call]:
@@ -167,8 +166,8 @@ def _emulated(group: LibraryGroup) -> tuple[str, list[str]]:
     the ops of nodes fused into it: search.generators.gemm_template.template_op) on the views of its arguments that
     it indexes. One reading of the template serves both."""
     stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
+    assert isinstance(stmt, (ast.Expr, ast.Assign)) and isinstance(stmt.value, ast.Call)  # applicable() checked
     call = stmt.value
-    assert isinstance(call, ast.Call)
     body = list(group.body)
     if group.anchor_kind == "template":
         read = _template_gemm(group)
@@ -230,8 +229,6 @@ class GemmFp32Generator:
 
     def _dtype_reason(self, group: LibraryGroup, target: KernelTarget) -> Optional[str]:
         """Every construction is fp32 arithmetic (TF32 hi/lo splits of fp32 words): fp32 groups only."""
-        from kernelopt.search.registry import dtype_reason
-
         if not group.param_dtypes:
             return "the output module does not state the dtypes of the group's buffers (gemm_fp32 is for fp32 only)"
         reason = dtype_reason(self.name, target.data_dtypes())
@@ -249,7 +246,7 @@ class GemmFp32Generator:
         group = LibraryGroup.from_dict(target.group)
         tried = {a.candidate.params.get("method") for a in history}
         tried |= {c.params.get("method") for c in getattr(history, "pending", [])}
-        out = []
+        out: list[Candidate] = []
         emulated = _emulated(group)  # read once, for every method's module
         op = emulated[0]
         for method in self.methods(target):

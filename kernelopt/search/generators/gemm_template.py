@@ -47,7 +47,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from kernelopt.compiled.group import BATCH_STRIDES
 
@@ -152,7 +152,7 @@ def read_template_gemm(source: str, kernel: str, op: str = "mm",
             return "the template's operand index is not affine in idx_m and idx_n"
         # a dimension of size 1 has no stride to agree on (Inductor drops its term)
         if terms is not None and (terms[0] != 0 or any(size > 1 and st != terms[1 + i]
-                                                       for i, (st, size) in enumerate(zip(strides, sizes)))):
+                                                       for i, (st, size) in enumerate(zip(strides, sizes, strict=True)))):
             return "the template's operand indexing disagrees with the strides it states"
     store = stores[0]
     stored = ast.unparse(store.args[1]) if len(store.args) >= 2 else ""
@@ -175,7 +175,7 @@ def read_template_gemm(source: str, kernel: str, op: str = "mm",
         q = int(shape[0])
     # the output's strides; a dimension of size 1 gets the one a contiguous tensor would have
     out_strides = (terms[0] if q > 1 else m * n, terms[1] if m > 1 else n, terms[2] if n > 1 else 1)
-    args = dict(a_arg=params.index(a_src), b_arg=params.index(b_src), out_arg=out_index, a_offset=a_offset,
+    args: dict[str, Any] = dict(a_arg=params.index(a_src), b_arg=params.index(b_src), out_arg=out_index, a_offset=a_offset,
                 b_offset=b_offset, allow_tf32=bool(consts.get("ALLOW_TF32", 0)))
     if op == "bmm":
         return TemplateGemm(op="bmm", a_size=(q, m, k), a_strides=(consts["stride_aq"], *a_strides),
@@ -202,17 +202,18 @@ def _bias_epilogue(fn: ast.FunctionDef, bias_param: str, stored: str) -> Union[t
     """addmm's epilogue, exactly `tmp0 = tl.load(<bias> + (<index>), ...)`, `tmp1 = acc + tmp0`, the store
     of tmp1: the bias index's (idx_q, idx_m, idx_n) coefficients; anything more is declined (a scale, an
     activation: Inductor's code for alpha, beta or a fused op)."""
-    tmps = [x for x in ast.walk(fn) if isinstance(x, ast.Assign) and len(x.targets) == 1
+    # (name, value) of each `tmpN = ...`
+    tmps = [(x.targets[0].id, x.value) for x in ast.walk(fn) if isinstance(x, ast.Assign) and len(x.targets) == 1
             and isinstance(x.targets[0], ast.Name) and _TMP.match(x.targets[0].id)]
-    loads = [x for x in tmps if isinstance(x.value, ast.Call) and _tl(x.value, "load")]
-    sums = [x for x in tmps if isinstance(x.value, ast.BinOp) and isinstance(x.value.op, ast.Add)]
-    if len(tmps) != 2 or len(loads) != 1 or len(sums) != 1 or _base(loads[0].value) != bias_param:
+    loads = [(name, v) for name, v in tmps if isinstance(v, ast.Call) and _tl(v, "load")]
+    sums = [(name, v) for name, v in tmps if isinstance(v, ast.BinOp) and isinstance(v.op, ast.Add)]
+    if len(tmps) != 2 or len(loads) != 1 or len(sums) != 1 or _base(loads[0][1]) != bias_param:
         return "the addmm template's epilogue does more than add its bias"
-    bias_name = loads[0].targets[0].id  # type: ignore[attr-defined]
-    added = sorted(ast.unparse(x) for x in (sums[0].value.left, sums[0].value.right))  # type: ignore[attr-defined]
-    if added != sorted(["acc", bias_name]) or stored != sums[0].targets[0].id:  # type: ignore[attr-defined]
+    (bias_name, load), (sum_name, total) = loads[0], sums[0]
+    added = sorted(ast.unparse(x) for x in (total.left, total.right))
+    if added != sorted(["acc", bias_name]) or stored != sum_name:
         return "the addmm template's epilogue does more than add its bias"
-    terms = _load_index(fn, loads[0].value)
+    terms = _load_index(fn, load)
     if not isinstance(terms, tuple):
         return "the addmm template's bias index is not affine in idx_m and idx_n"
     return terms
@@ -231,7 +232,8 @@ def _operand_sources(fn: ast.FunctionDef) -> Optional[tuple[tuple[str, int], tup
         offset = 0
         if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add) and isinstance(value.right, ast.Constant) \
                 and isinstance(value.right.value, int) and not isinstance(value.right.value, bool):
-            value, offset = value.left, value.right.value
+            offset = value.right.value
+            value = value.left
         if not (isinstance(value, ast.Name) and value.id.startswith("arg_")):
             return None
         found[name] = (value.id, offset)

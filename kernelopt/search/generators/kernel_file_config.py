@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import itertools
 from dataclasses import dataclass
+from typing import cast
 
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 
@@ -43,7 +44,8 @@ def find_knobs(source: str) -> list[Knob]:
             if not (isinstance(value, ast.Constant) and type(value.value) is int and value.value > 0):
                 continue
             if _is_block(name) or name in TUNABLE_KEYWORDS:
-                knobs.append(Knob(name, value.value, value.lineno, value.col_offset, value.end_col_offset))
+                # ast.parse sets end_col_offset on every expression
+                knobs.append(Knob(name, value.value, value.lineno, value.col_offset, cast(int, value.end_col_offset)))
     return knobs
 
 

@@ -83,7 +83,7 @@ class Space:
         names = list(self.values)
         out = []
         for combo in itertools.product(*(self.values[n] for n in names), WARPS, self.stages):
-            params = dict(zip(names + ["num_warps", "num_stages"], combo))
+            params = dict(zip(names + ["num_warps", "num_stages"], combo, strict=True))
             if self.valid(params):
                 out.append(params)
         return out
@@ -113,7 +113,8 @@ def build_space(target: KernelTarget) -> Space | str:
         return f"launch_config tunes pointwise and reduction kernels, not {info.heuristic or 'undecorated'} kernels"
     meta = {**info.inductor_meta, **(target.inductor_meta or {})}  # the target's record wins if given
     grid_type = meta.get("grid_type")
-    ndim = {"Grid1D": 1, "Grid2D": 2}.get(grid_type)
+    grid_dims: dict[Optional[str], int] = {"Grid1D": 1, "Grid2D": 2}
+    ndim = grid_dims.get(grid_type)
     if ndim is None or (ndim == 2 and kind != "pointwise"):
         return f"grid type {grid_type} for a {kind} kernel is not modelled"
     unknown = [p for p in info.constexpr_params if p not in BLOCK_PREFIX]
@@ -121,7 +122,7 @@ def build_space(target: KernelTarget) -> Space | str:
         return f"constexpr parameters {unknown} are not modelled"
     if not info.program_id_axes <= set(range(ndim)):
         return f"the body uses tl.program_id axes {sorted(info.program_id_axes)} beyond the {grid_type} grid"
-    runtime = dict(zip(info.numel_params, target.numels)) if len(target.numels) == len(info.numel_params) else {}
+    runtime = dict(zip(info.numel_params, target.numels, strict=True)) if len(target.numels) == len(info.numel_params) else {}
     block_names = ["XBLOCK", "YBLOCK"][:ndim] + (["R0_BLOCK"] if kind != "pointwise" else [])
     numels: dict[str, int] = {}
     for name in block_names:
@@ -186,11 +187,11 @@ class LaunchConfigGenerator:
 
     def _center(self, space: Space, beam: list[Attempt]) -> tuple[dict[str, int], Optional[str]]:
         """The best known config: this generator's fastest beam entry, unless the baseline beats it."""
-        own = [a for a in beam if a.candidate.generator == self.name and a.passed and a.kernel_ms is not None
-               and set(space.dims) <= set(a.candidate.params)]
+        own = [(a.kernel_ms, a) for a in beam if a.candidate.generator == self.name and a.passed
+               and a.kernel_ms is not None and set(space.dims) <= set(a.candidate.params)]
         if own:
-            best = min(own, key=lambda a: a.kernel_ms)
-            if not (best.baseline_kernel_ms is not None and best.baseline_kernel_ms < best.kernel_ms and space.baseline):
+            best_ms, best = min(own, key=lambda t: t[0])
+            if not (best.baseline_kernel_ms is not None and best.baseline_kernel_ms < best_ms and space.baseline):
                 return {d: int(best.candidate.params[d]) for d in space.dims}, best.candidate.id
         if set(space.dims) <= set(space.baseline):
             return dict(space.baseline), None

@@ -21,7 +21,7 @@ KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
 MODEL = REPO / "tests" / "testdata" / "problems" / "linear_gelu.py"
 NO_GPU_NOTE = "no GPU: the Triton interpreter checks correctness only"
 CLI = ("import sys, argparse\n"
-       "from cli import serve, submit\n"
+       "from kernelopt.cli import serve, submit\n"
        "p = argparse.ArgumentParser(prog='kernelopt'); sub = p.add_subparsers(dest='command', required=True)\n"
        "serve.register(sub); submit.register(sub)\n"
        "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))\n")

@@ -278,7 +278,7 @@ def test_worker_restart_loses_no_job(wsettings, team_id, start_worker, broker):
     # ...and run when a worker starts again.
     start_worker("after")
     # (the model ends fallback/no-gpu here, the unimportable kernel file failed)
-    for job_id, status in zip(ids, ("succeeded", "failed")):
+    for job_id, status in zip(ids, ("succeeded", "failed"), strict=True):
         job = wait_for(wsettings, job_id, timeout=90)
         assert job.status == status and job.attempts == 1 and job.worker_id.startswith("after@"), job.status
 
@@ -431,7 +431,7 @@ def test_kernelopt_worker_command_supervises_and_stops_warm(wsettings, team_id, 
     from tests.service.worker.conftest import REPO, settings_env
 
     log_path = tmp_path / "kernelopt-worker.log"
-    code = ("import argparse, sys; from cli.worker import register; p = argparse.ArgumentParser(); "
+    code = ("import argparse, sys; from kernelopt.cli.worker import register; p = argparse.ArgumentParser(); "
             "register(p.add_subparsers()); a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")
     with open(log_path, "wb") as log:
         sup = subprocess.Popen([sys.executable, "-c", code, "worker", "--gpus", "all"], cwd=str(REPO),

@@ -17,14 +17,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from agents.llm import Usage  # noqa: E402
-from pipeline.device import DeviceInfo  # noqa: E402
-from pipeline.options import JobOptions, JobResult  # noqa: E402
-from pipeline.report import render_markdown, to_jsonable  # noqa: E402
-from profiling.baseline import BaselineProfile, KernelShare  # noqa: E402
-from profiling.ncu import NcuKernel, NcuResult, NcuRule  # noqa: E402
-from search.strategy import TargetDecision  # noqa: E402
-from verify.waterfall import WaterfallResult, WaterfallStep  # noqa: E402
+from kernelopt.agents.llm import Usage  # noqa: E402
+from kernelopt.pipeline.device import DeviceInfo  # noqa: E402
+from kernelopt.pipeline.options import JobOptions, JobResult  # noqa: E402
+from kernelopt.pipeline.report import render_markdown, to_jsonable  # noqa: E402
+from kernelopt.profiling.baseline import BaselineProfile, KernelShare  # noqa: E402
+from kernelopt.profiling.ncu import NcuKernel, NcuResult, NcuRule  # noqa: E402
+from kernelopt.search.strategy import TargetDecision  # noqa: E402
+from kernelopt.verify.waterfall import WaterfallResult, WaterfallStep  # noqa: E402
 
 GROUP, LN, GEMM = "_kernelopt_group_1", "triton_red_fused_add_native_layer_norm_0", \
     "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize"
