@@ -65,6 +65,11 @@ def test_one_package_directory_and_links_into_it():
         assert link.resolve() == (ROOT / "kernelopt" / name).resolve()
     assert (ROOT / "tests").is_dir() and not (ROOT / "tests").is_symlink()
     assert (ROOT / "deploy").is_dir() and not (ROOT / "deploy").is_symlink()
+    import importlib.util
+
+    # the package's search path is its own directory: the checkout's other folders are no subpackages of it
+    assert [importlib.util.find_spec(f"kernelopt.{n}") for n in ("tests", "benchmarks", "kernelopt", "scripts")] \
+        == [None] * 4
 
 
 def test_kernelopt_serve_from_an_installed_copy_migrates_and_is_ready(tmp_path):

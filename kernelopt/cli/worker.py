@@ -31,7 +31,7 @@ from kernelopt.cli.invocation import kernelopt_command
 
 # The directory holding the `kernelopt` package: on the workers' PYTHONPATH and their cwd, so that
 # they import this very copy (a checkout run without installing, as on the GPU box).
-IMPORT_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 
 
 @dataclass
@@ -55,7 +55,7 @@ def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str 
         name = f"{prefix}gpu{i}@%h" if slot_env.get("CUDA_VISIBLE_DEVICES") else f"{prefix}cpu@%h"
         env = dict(os.environ)
         env.update(slot_env)
-        env["PYTHONPATH"] = os.pathsep.join([str(IMPORT_ROOT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_PARENT)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         argv = [sys.executable, "-m", "celery", "-A", "kernelopt.worker.celery_app", "worker",
                 "--pool", pool, "--concurrency", "1", "--prefetch-multiplier", "1",
                 "--hostname", name, "--queues", QUEUE, "--loglevel", loglevel,
@@ -66,7 +66,7 @@ def worker_specs(slots: list[dict[str, str]], pool: str = "solo", loglevel: str 
 
 def _start(spec: WorkerSpec) -> None:
     # A session of its own: a terminal's Ctrl-C reaches the supervisor only, which forwards it once.
-    spec.proc = subprocess.Popen(spec.argv, env=spec.env, cwd=str(IMPORT_ROOT), start_new_session=True)
+    spec.proc = subprocess.Popen(spec.argv, env=spec.env, cwd=str(PACKAGE_PARENT), start_new_session=True)
     spec.started_at = time.monotonic()
     pin = spec.env.get("CUDA_VISIBLE_DEVICES")
     print(f"kernelopt worker: started {spec.name} (pid {spec.proc.pid}"
