@@ -4,7 +4,7 @@
     kernelopt worker --gpus 2       # the first two GPUs
     kernelopt worker --gpus 0,3     # GPUs 0 and 3
 
-Each worker is `celery -A worker.celery_app worker --concurrency 1` with
+Each worker is `celery -A kernelopt.worker.celery_app worker --concurrency 1` with
 CUDA_VISIBLE_DEVICES set to its GPU and the node name gpu<i>@<host>. GPUs are
 counted in a child process, so this process never initialises CUDA. A worker
 that exits unexpectedly is restarted (with back-off); SIGTERM/SIGINT is passed

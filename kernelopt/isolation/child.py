@@ -4,7 +4,7 @@ Every stage that imports a submission, launches a kernel or touches CUDA runs
 in a child: a crash, an illegal memory access, a hang or a `sys.exit` in
 submitted code ends only the child, and the parent gets a `ChildError` that
 says which. A child is started with an explicit command (`python -m
-isolation.entry`) inside the sandbox (`isolation.sandbox`: its own uid, an
+kernelopt.isolation.entry`) inside the sandbox (`isolation.sandbox`: its own uid, an
 allow-listed environment, no network, its own PID namespace, a fresh root where
 only its scratch directory is writable, rlimits), and its reply is decoded
 with `isolation.safe_pickle`, so submitted code can neither reach the service

@@ -1,4 +1,4 @@
-"""The program every child runs: `python -m isolation.entry FD RLIMITS_JSON`.
+"""The program every child runs: `python -m kernelopt.isolation.entry FD RLIMITS_JSON`.
 
 Applies its rlimits before anything else, then answers calls `(fn, arg)` read
 from the socket FD (pickles from the trusted parent) with `("ok", result)` or

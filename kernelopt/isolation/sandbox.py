@@ -509,7 +509,7 @@ def iter_layer_lines(layers: Layers) -> Iterator[str]:
         yield f"  {layer.value:<10} {state}"
 
 
-def main() -> None:  # python -m isolation.sandbox: what this machine gives
+def main() -> None:  # python -m kernelopt.isolation.sandbox: what this machine gives
     layers = probe_layers()
     print(layers.describe())
     for line in iter_layer_lines(layers):

@@ -2,7 +2,7 @@
 
 Start one worker per GPU (`kernelopt worker` does this, pinning CUDA_VISIBLE_DEVICES):
 
-    CUDA_VISIBLE_DEVICES=0 celery -A worker.celery_app worker --pool solo --concurrency 1 -n gpu0@%h -Q kernelopt
+    CUDA_VISIBLE_DEVICES=0 celery -A kernelopt.worker.celery_app worker --pool solo --concurrency 1 -n gpu0@%h -Q kernelopt
 
 Delivery guarantees: the message carries only the job id; `acks_late` with a
 prefetch of 1 means a message is acknowledged only after its job ended, so a
@@ -50,7 +50,7 @@ def get_app() -> Celery:
 
 
 def __getattr__(name: str):
-    # `celery -A worker.celery_app` looks up `app` on this module.
+    # `celery -A kernelopt.worker.celery_app` looks up `app` on this module.
     if name in ("app", "celery"):
         return get_app()
     raise AttributeError(name)
