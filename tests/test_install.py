@@ -2,12 +2,15 @@
 sandbox binds the installed packages (not the checkout) into its children."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,11 +27,20 @@ print('child', run_in_child(probe, None, timeout_s=120).torch_version)
 """
 
 
-def test_a_non_editable_install_runs_sandboxed_children_and_migrates(tmp_path):
-    target = tmp_path / "site"
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """The checkout installed once, not editable (`pip install --target`), for the tests below."""
+    base = tmp_path_factory.mktemp("installed")
+    os.chmod(base, 0o755)  # the sandbox uid reads the installed packages from here
+    target = base / "site"
     build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
                             str(ROOT)], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-2000:]
+    return target
+
+
+def test_a_non_editable_install_runs_sandboxed_children_and_migrates(installed, tmp_path):
+    target = installed
     pkg = target / "kernelopt"
     assert (pkg / "migrations" / "versions" / "0001_initial_schema.py").is_file()
     assert (pkg / "migrations" / "script.py.mako").is_file()
@@ -39,7 +51,7 @@ def test_a_non_editable_install_runs_sandboxed_children_and_migrates(tmp_path):
         == ["bin", "kernelopt"] or sorted(p.name for p in target.iterdir()
                                           if not p.name.endswith((".dist-info", ".egg-info"))) == ["kernelopt"]
     assert not (pkg / "benchmarks").exists() and not (pkg / "tests").exists()
-    os.chmod(tmp_path, 0o755)  # the sandbox uid reads the installed packages from here
+    os.chmod(tmp_path, 0o755)  # the sandbox uid works in here
     work = tmp_path / "work"
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"} | {"PYTHONPATH": str(target)}
@@ -65,24 +77,19 @@ def test_one_package_directory_and_links_into_it():
         assert link.resolve() == (ROOT / "kernelopt" / name).resolve()
     assert (ROOT / "tests").is_dir() and not (ROOT / "tests").is_symlink()
     assert (ROOT / "deploy").is_dir() and not (ROOT / "deploy").is_symlink()
-    import importlib.util
-
     # the package's search path is its own directory: the checkout's other folders are no subpackages of it
     assert [importlib.util.find_spec(f"kernelopt.{n}") for n in ("tests", "benchmarks", "kernelopt", "scripts")] \
         == [None] * 4
 
 
-def test_kernelopt_serve_from_an_installed_copy_migrates_and_is_ready(tmp_path):
+def test_kernelopt_serve_from_an_installed_copy_migrates_and_is_ready(installed, tmp_path):
     """`pip install .` (not editable), then `kernelopt serve` started from another directory: it runs the
     migrations from the installed package data and answers /readyz."""
     import socket
     import time
     import urllib.request
 
-    target = tmp_path / "site"
-    build = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                            str(ROOT)], capture_output=True, text=True, timeout=600)
-    assert build.returncode == 0, build.stderr[-2000:]
+    target = installed
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     with socket.socket() as s:

@@ -16,6 +16,7 @@ from kernelopt.worker.execute import execute_job
 TASK_NAME = "kernelopt.run_job"
 QUEUE = "kernelopt"
 
+
 def visibility_timeout_s(settings) -> int:
     """Redis redelivers an unacknowledged message after this long: well above the job time limit."""
     return int(max(settings.job_time_limit_s * 2, settings.job_time_limit_s + 3600))
