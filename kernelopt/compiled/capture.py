@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.graph import (
@@ -32,6 +33,9 @@ from kernelopt.load.problem import (
     output_leaves,
 )
 
+if TYPE_CHECKING:
+    import torch
+
 COMPILE_MODE = "max-autotune-no-cudagraphs"
 
 
@@ -43,6 +47,20 @@ class CaptureRequest:
     device: str = "cuda"
     input_seed: int = 0
     weights: str | None = None  # safetensors file loaded into the model
+    context_timing: bool = True  # time eager and torch.compile for the report's context
+
+
+#: rewrites the ATen graph Inductor is about to compile, in place (rewrite/stage.py); it may raise to stop the
+#: capture before any compilation (nothing to rewrite)
+GraphTransform = Callable[["torch.fx.GraphModule"], None]
+
+
+class TransformStopped(Exception):
+    """Raised by a GraphTransform to end the capture before compiling; carries what the transform found."""
+
+    def __init__(self, payload: object):
+        super().__init__("the graph transform stopped the capture")
+        self.payload = payload
 
 
 def inductor_mode_options() -> dict:
@@ -53,7 +71,7 @@ def inductor_mode_options() -> dict:
     return opts
 
 
-def capture_model(req: CaptureRequest) -> CapturedGraph:
+def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) -> CapturedGraph:
     import torch
     import triton
     from torch._inductor.compile_fx import compile_fx, compile_fx_inner
@@ -71,6 +89,8 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     sources: list[str] = []
 
     def inner(gm, example_inputs, **kw):
+        if transform is not None:
+            transform(gm)
         first = len(sources)
         compiled = compile_fx_inner(gm, example_inputs, **kw)
         # Autotuning (split-K variants, benchmark subgraphs) lowers and saves modules of its own
@@ -111,10 +131,15 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
             compiled_model = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
             try:
                 result = compiled_model(*inputs)
+            except TransformStopped:
+                raise
             except torch._dynamo.exc.Unsupported as exc:
                 raise UnsupportedGraph("graph-break", f"the model does not compile to one graph "
                                        f"({str(exc).splitlines()[0][:300]}); the compiler's own code is kept") from exc
             except Exception as exc:
+                stopped = _transform_stopped(exc)
+                if stopped is not None:  # Dynamo wraps what a backend raises
+                    raise stopped from None
                 raise ProblemError(f"torch.compile failed: {type(exc).__name__}: {exc}") from exc
     finally:
         GraphLowering.save_output_code = original_save
@@ -178,7 +203,7 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
                                                     lambda: [runtime.call_module(mod_out, g["args"])[i]
                                                              for i in output_map])
     context_ms = {}
-    if req.device.startswith("cuda"):
+    if req.device.startswith("cuda") and req.context_timing:
         with torch.no_grad():
             timing = bench_interleaved({"eager": lambda: model(*inputs),
                                         "torch.compile": lambda: compiled_model(*inputs)}, rounds=3)
@@ -204,6 +229,17 @@ def capture_model(req: CaptureRequest) -> CapturedGraph:
     )
     cg.save(workdir)
     return cg
+
+
+def _transform_stopped(exc: BaseException) -> TransformStopped | None:
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 8:
+        if isinstance(cur, TransformStopped):
+            return cur
+        cur = getattr(cur, "inner_exception", None) or cur.__cause__
+        seen += 1
+    return None
 
 
 def library_math_modes() -> dict:

@@ -50,6 +50,7 @@ class ModelContext:
     workdir: str
     dtype: str = "fp32"
     device: str = "cuda"
+    weights_dir: str | None = None  # where the job's weights are, when not in `workdir` (a rewrite's capture)
     _model: object = field(default=None, repr=False)
     _problem: object = field(default=None, repr=False)
     _consts: list | None = field(default=None, repr=False)
@@ -67,7 +68,7 @@ class ModelContext:
     @property
     def weights(self) -> Path | None:
         """The job's weights, kept in its workdir (pipeline.job copies them there)."""
-        path = Path(self.workdir) / WEIGHTS_FILE
+        path = Path(self.weights_dir or self.workdir) / WEIGHTS_FILE
         return path if path.exists() else None
 
     @property
@@ -83,6 +84,13 @@ class ModelContext:
         if self._consts is None:
             self._consts = load_tensors(self.captured)["consts"]
         return runtime.flat_args(arg_tuples(self.captured), self.model, inputs, self._consts, self.device)
+
+    def candidate(self, workdir: str) -> "ModelContext":
+        """The same model and inputs, run by another capture of it (a rewritten graph's, in `workdir`)."""
+        other = ModelContext(self.problem_path, workdir, self.dtype, self.device,
+                             weights_dir=self.weights_dir or self.workdir)
+        other._problem, other._model = self.problem, self.model
+        return other
 
     def module(self, replacements: dict[str, str] | None = None) -> types.ModuleType:
         return load_stitched(self.captured, replacements, self.device)

@@ -6,7 +6,7 @@ The one written list of them; the engine fingerprint (pipeline/provenance.py), t
 from __future__ import annotations
 
 #: the engine: what decides an outcome or a timing, from shared vocabulary up to the job's orchestration
-ENGINE_PACKAGES: tuple[str, ...] = ("core", "isolation", "load", "compiled", "profiling", "verify", "kernels",
+ENGINE_PACKAGES: tuple[str, ...] = ("core", "isolation", "load", "compiled", "rewrite", "profiling", "verify", "kernels",
                                     "search", "agents", "pipeline")
 #: the service around it: storage, queue, API, command line, schema migrations
 SERVICE_PACKAGES: tuple[str, ...] = ("storage", "service", "worker", "api", "cli", "migrations")

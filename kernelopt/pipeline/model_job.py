@@ -1,7 +1,6 @@
 """Model mode: the stages after loading, for a KernelBench-convention model."""
 from __future__ import annotations
 
-import dataclasses
 import statistics
 from pathlib import Path
 from typing import Any, Optional
@@ -20,9 +19,11 @@ from kernelopt.compiled.group import (
 )
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
-from kernelopt.core.timing import merge_timings
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
+from kernelopt.pipeline.gates import gate3_text as _gate3_text
+from kernelopt.pipeline.gates import gates_3_4 as run_gates_3_4
+from kernelopt.pipeline.graph_rewrite import rewrite_and_verify
 from kernelopt.pipeline.optimized_module import write_optimized_module
 from kernelopt.pipeline.options import JobResult
 from kernelopt.pipeline.report import nondeterminism_note, replaced_op, write_json, write_kernel_diff
@@ -31,16 +32,15 @@ from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profile
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
-from kernelopt.search.registry import applicable, make_generator, outside_job_hint
+from kernelopt.search.registry import applicable, make_generator, outside_job_hint, searches_targets
 from kernelopt.search.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
-from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
 from kernelopt.verify.precision import (
     deployed_reduced_precision,
     library_math_markers,
     library_mode_markers,
     reduced_precision_markers,
 )
-from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
+from kernelopt.verify.stitched_model import StitchedRequest
 from kernelopt.verify.waterfall import select_combination
 
 
@@ -67,6 +67,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     note = nondeterminism_note(ctx.report["capture"])
     if note:
         ctx.emit("compile", "progress", note)
+    rewritten = rewrite_and_verify(ctx, cg, load, device)
+    if rewritten is not None:
+        return rewritten
 
     with ctx.stage("decompose", "parsing the output module into kernels and library calls"):
         graph: KernelGraph = decompose(Path(cg.module_path).read_text())
@@ -259,7 +262,7 @@ def _group_target(group: LibraryGroup, share: float, precision: str) -> KernelTa
 def _job_generators(ctx: JobContext) -> list:
     """The job's generators, made once: the strategy asks them which library groups they apply to, the
     search then runs them."""
-    generators = [make_generator(n) for n in ctx.options.generators]
+    generators = [make_generator(n) for n in ctx.options.generators if searches_targets(n)]
     for g in generators:
         ctx.attach(g)  # an agent generator: transcripts, memory, settings, AVOID list (its `applicable` reads them)
     return generators
@@ -360,18 +363,12 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         replacements = {k: sources[cid] for k, cid in combination.items()}
         req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
                               rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
-        g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
-        if not g3.passed:
+        v = run_gates_3_4(ctx, req, opts.gamma)
+        g3, g4, timing = v.gate3, v.gate4, v.timing
+        if g4 is None or timing is None:
             verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
             trace.append(f"{combination}: Gate 3 failed: {g3.message}")
             return False, 0.0
-        timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
-        g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
-        if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
-            more = ctx.child(time_stitched, dataclasses.replace(req, rounds=MORE_ROUNDS), limit_s=600,
-                             what="Gate 4 timing (more rounds)")
-            timing = merge_timings(timing, more)
-            g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
         verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
         # the per-round medians behind the speedup and its noise, for anyone who doubts either
         ctx.report.setdefault("gate4_rounds", []).append(
@@ -468,12 +465,6 @@ def unverified_outcome(verdicts: list[dict], errors: list[JobFallback], evaluati
 def _library_modes(ctx: JobContext, cg: CapturedGraph) -> dict:
     """The math modes the baseline's library calls ran under; none on a CPU, where no cuDNN/cuBLAS runs."""
     return cg.library_math if ctx.device is None or ctx.device.cuda else {}
-
-
-def _gate3_text(metrics: dict) -> str:
-    """Gate 3's branch, with rho where that branch computed one (no 'rho None' in a report)."""
-    rho = metrics.get("rho")
-    return f"{metrics.get('branch')}, rho {rho:.3g}" if rho is not None else str(metrics.get("branch"))
 
 
 def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, replacements: dict[str, str]) -> None:

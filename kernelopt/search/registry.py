@@ -24,7 +24,8 @@ class GeneratorSpec:
     factory: str  # "module:Class"
     # "kernel" (one of Inductor's Triton kernels), "group" (a library group, compiled.group),
     # "chain" (a kernel chain: adjacent Triton kernels joined by intermediates, compiled.group.kernel_chains),
-    # "kernel-file" (a whole single-kernel problem file, pipeline/kernel_job.py)
+    # "kernel-file" (a whole single-kernel problem file, pipeline/kernel_job.py),
+    # "graph" (the model's whole ATen graph before compilation: pipeline/graph_rewrite.py runs it, not the search)
     targets: tuple[str, ...]
     touches: str  # one line: what it may replace
     policies: tuple[str, ...]  # precision policies under which it proposes candidates
@@ -46,6 +47,13 @@ class GeneratorSpec:
 TRITON_HEURISTIC_KINDS = ("pointwise", "reduction", "persistent")
 
 GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
+    GeneratorSpec("graph_rewrite", "kernelopt.rewrite.catalogue:CATALOGUE", ("graph",),
+                  "the model's ATen graph before compilation: exact identities of the catalogue "
+                  "(kernelopt/rewrite/catalogue.py: a linear map of a GEMM's output rows applied to its weights "
+                  "— sums, means, average pools over features; sums/means of a convolution over spatial dims "
+                  "from window sums of its input; an average pool composed into the convolution before it; "
+                  "diag(v) operands as scalings; reductions over size-1 dims), the rewritten graph compiled by "
+                  "Inductor as one whole-model candidate", ("strict", "tf32")),
     GeneratorSpec("launch_config", "kernelopt.search.generators.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
                   "stages), the jit function unchanged; in a kernel file, the launcher's block-size/warps/stages "
@@ -98,10 +106,19 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
 KERNEL_FILE_FACTORIES: dict[str, str] = {"launch_config": "kernelopt.search.generators.kernel_file_config:KernelFileConfigGenerator"}
 
 
+def searches_targets(name: str) -> bool:
+    """Whether generator `name` is one the search runs on targets (every one but the whole-graph rewrites,
+    which run as their own stage before it)."""
+    spec = GENERATORS.get(name)
+    return spec is None or spec.targets != ("graph",)
+
+
 def make_generator(name: str) -> CandidateGenerator:
     spec = GENERATORS.get(name)
     if spec is None:
         raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
+    if not searches_targets(name):
+        raise ValueError(f"{name} is not a search generator: it runs as the rewrite stage")
     module, cls = spec.factory.split(":")
     return getattr(importlib.import_module(module), cls)()
 

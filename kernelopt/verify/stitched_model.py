@@ -32,18 +32,30 @@ class StitchedRequest:
     dtype: str = "fp32"
     device: str = "cuda"
     rounds: int = 5
+    # a whole-graph candidate: the captured module of a rewritten graph (rewrite/stage.py) instead of the
+    # baseline's with kernels replaced
+    candidate_dir: str | None = None
+
+
+def candidate_context(ctx: ModelContext, req: StitchedRequest) -> ModelContext:
+    """What runs the candidate: the baseline's capture (with `req.replacements`), or a rewritten graph's."""
+    return ctx.candidate(req.candidate_dir) if req.candidate_dir else ctx
 
 
 def gate3_stitched(req: StitchedRequest) -> GateResult:
     import torch
 
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
+    cand = candidate_context(ctx, req)
     emulated: dict[str, str] = {}
     if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:
-        reason, emulated = strict_verdict(req.replacements, Path(ctx.captured.module_path).read_text(), req.dtype)
+        # a rewritten graph is judged as one replacement: Inductor's module for it against the baseline's
+        judged = ({"the rewritten graph": Path(cand.captured.module_path).read_text()} if req.candidate_dir
+                  else req.replacements)
+        reason, emulated = strict_verdict(judged, Path(ctx.captured.module_path).read_text(), req.dtype)
         if reason:
             return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
-    mod = ctx.module(req.replacements)
+    mod = cand.module(req.replacements)
     model = ctx.model
     worst: GateResult | None = None
     rhos = []
@@ -53,7 +65,7 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
             torch.manual_seed(seed)
             r32 = _leaves(model(*inputs))
             torch.manual_seed(seed)
-            o32 = ctx.run(mod, inputs)
+            o32 = cand.run(mod, inputs)
 
         def r64(inputs=inputs, seed=seed):
             model64 = copy.deepcopy(model).to(torch.float64)
@@ -90,11 +102,14 @@ def _leaves(out) -> list:
 def time_stitched(req: StitchedRequest) -> Timing:
     """Baseline and re-stitched module, interleaved do_bench rounds, in this fresh process."""
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
-    args = ctx.flat_args(ctx.inputs(0))
+    cctx = candidate_context(ctx, req)
+    inputs = ctx.inputs(0)
+    args = ctx.flat_args(inputs)
+    cargs = cctx.flat_args(inputs) if cctx is not ctx else args
     base = ctx.module()
-    cand = ctx.module(req.replacements)
+    cand = cctx.module(req.replacements)
     return bench_interleaved(
         {"baseline": lambda: runtime.call_module(base, args),
-         "candidate": lambda: runtime.call_module(cand, args)},
+         "candidate": lambda: runtime.call_module(cand, cargs)},
         rounds=req.rounds,
     )

@@ -1,0 +1,136 @@
+"""A sum or mean of a convolution over spatial dims, computed from window sums of its input.
+
+`Σ_o conv(x, w)[o] = Σ_k w[k] · Σ_{i ∈ I_k} x[i]`: each tap `k` meets, over all output positions `o`, the
+input positions `I_k` — an arithmetic progression (stride `s`, offset `k·d − p`) clipped to the input, the
+clipping being exactly the zero padding (and, for a transposed convolution, the cropping of `padding` and
+`output_padding`). So the reduced output is the taps contracted with per-tap sums of input slices, plus the
+bias times the number of positions. Where only some spatial dims are reduced (a mean over depth), their taps
+become input channels of a convolution over the dims kept, with the kept dims' stride/padding/dilation.
+A chain of scalar multiplies/divides and added terms between the convolution and the reduction is carried
+through (the reduction is linear). Any stride, padding, dilation, output_padding and groups; 1-D, 2-D, 3-D.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+from torch.fx import Node
+
+from kernelopt.rewrite.fx import args_of, aten, kwargs_of, norm_dims, numel, only_user, shape, val
+from kernelopt.rewrite.match import Identity, Rewrite, apply_scale, chain, linear_step
+
+REDUCTIONS = (aten.sum.dim_IntList, aten.mean.dim)
+
+
+def tap_slices(l_in: int, l_out: int, k: int, s: int, p: int, d: int, transposed: bool) -> list[slice]:
+    """For each tap of one spatial dim, the input positions it meets over all output positions."""
+    out = []
+    for t in range(k):
+        off = t * d - p
+        if not transposed:  # input i = o*s + off, o in [0, l_out)
+            o0 = max(0, _ceil_div(-off, s))
+            o1 = min(l_out - 1, (l_in - 1 - off) // s)
+            out.append(slice(o0 * s + off, o1 * s + off + 1, s) if o0 <= o1 else slice(0, 0, 1))
+        else:  # output o = i*s + off must lie in [0, l_out)
+            i0 = max(0, _ceil_div(-off, s))
+            i1 = min(l_in - 1, (l_out - 1 - off) // s)
+            out.append(slice(i0, i1 + 1, 1) if i0 <= i1 else slice(0, 0, 1))
+    return out
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def match(node: Node) -> Optional[Rewrite]:
+    if node.target is not aten.convolution.default or val(node) is None or not val(node).is_floating_point():
+        return None
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args_of(node)
+    out = shape(node)
+    nsp = len(out) - 2
+    if nsp < 1 or len(shape(x)) != len(out):
+        return None
+    steps, cur = chain(node, lambda user, c: linear_step(user, c))
+    red = only_user(cur)
+    if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
+        return None
+    dims = norm_dims(args_of(red)[1], len(out))
+    if not dims or min(dims) < 2:
+        return None  # a reduction over the batch or the channels: not this identity
+    keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
+    reduced = [d - 2 for d in dims]
+    kept = [j for j in range(nsp) if j not in reduced]
+    in_sp, k_sp = shape(x)[2:], shape(w)[2:]
+    slices = {j: tap_slices(in_sp[j], out[2 + j], k_sp[j], stride[j], padding[j], dilation[j], transposed)
+              for j in reduced}
+    count = numel([out[2 + j] for j in reduced])
+    batch, c_out = out[0], out[1]
+    c_in = shape(x)[1]
+    kd = [k_sp[j] for j in reduced]
+    keep_shape = [batch, c_out] + [1 if j in reduced else out[2 + j] for j in range(nsp)]
+    mean = red.target is aten.mean.dim
+    final_shape = shape(red)
+    node_operands = [s.operand for _, s in steps if isinstance(s.operand, Node)]
+
+    def fn(x_: torch.Tensor, w_: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
+        bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
+        t = x_
+        for j in sorted(reduced, reverse=True):  # taps appended last: [B, C, kept..., K_last, ..., K_first]
+            dim = 2 + j
+            t = torch.stack([t[(slice(None),) * dim + (sl,)].sum(dim) for sl in slices[j]], dim=-1)
+        nk = len(reduced)
+        t = t.permute(list(range(2 + len(kept))) + [2 + len(kept) + nk - 1 - i for i in range(nk)])
+        g = groups
+        if not kept:
+            t = t.reshape(batch, g, c_in // g, numel(kd))
+            if transposed:
+                wr = w_.reshape(g, c_in // g, c_out // g, numel(kd))
+                y = torch.einsum("bgck,gcok->bgo", t, wr)
+            else:
+                wr = w_.reshape(g, c_out // g, c_in // g, numel(kd))
+                y = torch.einsum("bgck,gock->bgo", t, wr)
+            y = y.reshape(batch, c_out)
+        else:
+            # taps of the reduced dims become input channels (channel-major, so groups stay contiguous)
+            t = t.permute([0, 1] + list(range(2 + len(kept), 2 + len(kept) + nk)) + list(range(2, 2 + len(kept))))
+            t = t.reshape([batch, c_in * numel(kd)] + [in_sp[j] for j in kept])
+            red_dims = [2 + j for j in reduced]
+            kept_dims = [2 + j for j in kept]
+            if transposed:  # [C_in, C_out/g, K...] -> [C_in * K_red, C_out/g, K_kept...]
+                wr = w_.permute([0] + red_dims + [1] + kept_dims)
+                wr = wr.reshape([c_in * numel(kd), c_out // g] + [k_sp[j] for j in kept])
+            else:  # [C_out, C_in/g, K...] -> [C_out, C_in/g * K_red, K_kept...]
+                wr = w_.permute([0, 1] + red_dims + kept_dims)
+                wr = wr.reshape([c_out, c_in // g * numel(kd)] + [k_sp[j] for j in kept])
+            y = torch.ops.aten.convolution(t, wr, None, [stride[j] for j in kept], [padding[j] for j in kept],
+                                           [dilation[j] for j in kept], transposed,
+                                           [output_padding[j] for j in kept] if transposed else [0] * len(kept), g)
+        if bias_ is not None:
+            y = y + (bias_ * count).reshape([1, c_out] + [1] * (y.dim() - 2))
+        y = y.reshape(keep_shape)
+        it = iter(ops)
+        for _, s in steps:
+            operand = next(it) if isinstance(s.operand, Node) else s.operand
+            if s.op in ("add", "sub", "rsub"):
+                summed = (torch.broadcast_to(operand, s.shape).sum(dims, keepdim=True)
+                          if isinstance(operand, torch.Tensor) else operand * count)
+                y = y + summed if s.op == "add" else y - summed if s.op == "sub" else summed - y
+            else:
+                y = apply_scale(s, y, operand)
+        if mean:
+            y = y / count
+        return y.reshape(final_shape) if not keepdim else y
+
+    inputs = [x, w] + ([bias] if bias is not None else []) + node_operands
+    kind = "transposed convolution" if transposed else "convolution"
+    return Rewrite("conv-spatial-reduction", f"{node.name} ({nsp}-D {kind}) -> {red.name} ({red.target} over "
+                   f"spatial dims {[d - 2 for d in dims]}, {len(steps)} linear step(s) between)", red, inputs, fn)
+
+
+IDENTITY = Identity(
+    "conv-spatial-reduction",
+    "Σ_o conv(x, w)[o] = Σ_k w[k] · Σ_{i ∈ I_k} x[i] + |O| · bias (taps against window sums of the input)",
+    "a convolution or transposed convolution (any stride, padding, dilation, output_padding, groups) whose "
+    "output, and every value after it, has one user, followed by scalar multiplies/divides, negation and "
+    "added terms not computed from it, then a sum or mean over spatial dims only (keepdim either way)",
+    match)
