@@ -105,7 +105,7 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert f"Geomean speedup vs compiler baseline: not measured ({NO_GPU_NOTE})" in bench_md
     assert "| add_relu_kernel.py | fallback | not measured |" in bench_md and "None" not in bench_md
     assert "Outcomes: {'fallback': 1}" in bench_md and "<Outcome" not in bench_md  # values, not enum reprs
-    assert "stage s (L/C/P/S/V)" in (tmp_path / "bench.md").read_text()
+    assert "stage s (L/C/R/P/S/V)" in (tmp_path / "bench.md").read_text()
     # each row says which engine source ran it (a resumed run may mix engines: pipeline.provenance)
     from kernelopt.pipeline.provenance import engine_fingerprint
 

@@ -239,3 +239,20 @@ def test_a_gemm_inductor_gave_its_mm_template_is_searched_by_gemm_fp32(tmp_path)
     if result.outcome == "optimized":
         check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(problem)))
         assert check["passed"], check["summary"]
+
+
+def test_a_sum_after_a_gemm_is_deployed_as_the_rewritten_graph(tmp_path):
+    """Suite level2/05 (linear 2048 -> 4096, then a sum over the outputs): the rewrite stage's whole-graph
+    candidate (a matrix-vector product with summed weight rows) passes Gates 1-4 and is deployed."""
+    from kernelopt.pipeline.check import CheckRequest, run_check
+    from kernelopt.pipeline.job import run_job
+    from kernelopt.pipeline.options import JobOptions
+
+    problem = Path(__file__).resolve().parent.parent / "benchmarks" / "problems" / "level2" / "05_linear_sum.py"
+    result = run_job(str(problem), tmp_path, JobOptions(time_budget_s=300, generators=["graph_rewrite"]))
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.outcome == "optimized", (result, report.get("rewrite"))
+    assert report["rewrite"]["verdict"] == "deployed"
+    assert [a["identity"] for a in report["rewrite"]["applied"]] == ["gemm-row-map"]
+    check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(problem)))
+    assert check["passed"], check["summary"]

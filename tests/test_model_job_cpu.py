@@ -63,3 +63,21 @@ def test_a_cpu_job_states_no_tf32_for_its_convolution(tmp_path):
     assert capture["library_math"]["cudnn.allow_tf32"] is True  # recorded, as on the GPU
     assert "convolution" in (tmp_path / "job" / "baseline_module.py").read_text()
     assert ctx.report["baseline_reduced_precision"] == [] and result.reduced_precision is False
+
+
+def test_a_cpu_job_rewrites_the_graph_and_passes_gates_1_to_3_without_claiming_a_speed(tmp_path):
+    # linear -> mean over 256 features -> softmax over the one left: the rewrite stage computes the mean
+    # as a matrix-vector product, finds the model degenerate, and the rewritten graph passes Gates 1-3; with
+    # no GPU, Gate 4 does not run and nothing is deployed (issue 34)
+    ctx, result = _cpu_job(PROBLEM.parent / "degenerate_mean_softmax.py", tmp_path / "job")
+    rewrite = ctx.report["rewrite"]
+    assert [a["identity"] for a in rewrite["applied"]][0] == "gemm-row-map"
+    assert rewrite["flops_after"] * 100 < rewrite["flops_before"]
+    assert rewrite["gate2"].passed and rewrite["gate3"].passed, rewrite
+    assert "Gate 4 not run: no GPU" in rewrite["verdict"]
+    assert any("input 0 of get_inputs()" in f and "only through whether the values are finite" in f
+               for f in rewrite["findings"]), rewrite["findings"]
+    assert result.outcome != "optimized" and "rewrite" in ctx.stage_seconds
+    events = (tmp_path / "job" / "events.jsonl").read_text()
+    assert "finding: the output depends on" in events
+    assert (tmp_path / "job" / "graph_rewrite" / "baseline_module.py").exists()

@@ -334,10 +334,15 @@ def _details(workdir: Path) -> dict:
         return {}
     prof = report.get("profile") or {}
     cap = report.get("capture") or {}
+    rewrite = report.get("rewrite") or {}
     return {"library_share": prof.get("library_share"), "triton_share": prof.get("triton_share"),
             "compile_s": cap.get("compile_seconds"), "restitch_bit_exact": cap.get("restitch_bit_exact"),
             "reproduction": cap.get("reproduction"),
-            "context_ms": report.get("context_timings")}
+            "context_ms": report.get("context_timings"),
+            # the graph rewrites: what applied, whether the rewritten graph was deployed, what they proved
+            "rewrites": [a.get("identity") for a in rewrite.get("applied") or []],
+            "rewrite_deployed": rewrite.get("verdict") == "deployed",
+            "findings": list(rewrite.get("findings") or [])}
 
 
 def _geomean(values: list[float]) -> float:
@@ -360,9 +365,14 @@ def _geomean_measured(rows: list[dict]) -> Optional[float]:
 def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional["RunSettings"] = None,
               not_started: Optional[list[str]] = None) -> dict:
     run = run or RunSettings()
-    levels = sorted({r["level"] for r in rows})
-    geo = {lv: _geomean_measured([r for r in rows if r["level"] == lv]) for lv in levels}
-    geo["all"] = _geomean_measured(rows)
+    # a degenerate model (an identity proved its output independent of an input, or constant) is usually a
+    # bug in the model: its speedup is real but says nothing of the engine, so it is counted apart
+    degenerate = [r for r in rows if r.get("findings")]
+    counted = [r for r in rows if not r.get("findings")]
+    levels = sorted({r["level"] for r in counted})
+    geo = {lv: _geomean_measured([r for r in counted if r["level"] == lv]) for lv in levels}
+    geo["all"] = _geomean_measured(counted)
+    rewritten = [r["problem"] for r in rows if r.get("rewrite_deployed")]
     not_measured_rows = [r for r in rows if deployed_speedup(r) is None]
     # plain strings: an Outcome printed inside a dict shows as <Outcome.FALLBACK: 'fallback'>
     outcomes = Counter(Outcome(r["result"]["outcome"]).value for r in rows)
@@ -382,7 +392,11 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              f"policy as core.tolerance sets them; docs/architecture.md, Gates).",
              "", f"Wall time {wall_s / 60:.1f} min; median per problem {median_wall:.2f} min "
              f"(compile included); GPU-minutes {sum(walls) / 60:.1f}.", "",
-             _geomean_text(geo, rows, not_measured_rows), "",
+             _geomean_text(geo, counted, [r for r in not_measured_rows if r in counted]), "",
+             f"Graph rewrites deployed: {len(rewritten)} {rewritten}",
+             f"Degenerate models (an identity proved the output independent of an input, or constant; usually a "
+             f"bug in the model; not in the geomean): {len(degenerate)} "
+             + str([f"{r['problem']} ({_speed_text(r)})" for r in degenerate]), "",
              f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}"
@@ -393,7 +407,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              "", _engine_text(engines), "",
              *([f"Not started ({len(not_started)}; the --stop-after deadline left too little time for them, "
                 f"--resume runs them): {', '.join(not_started)}", ""] if not_started else []),
-             "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/P/S/V) | check | cause |",
+             "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/R/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         res = r["result"]
@@ -407,10 +421,16 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
             "not_measured": len(not_measured_rows), "engines": dict(engines),
+            "rewrites_deployed": rewritten, "degenerate": [r["problem"] for r in degenerate],
             "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "not_started": list(not_started or []),
             "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+
+
+def _speed_text(row: dict) -> str:
+    speed = deployed_speedup(row)
+    return "not measured" if speed is None else f"{speed:.3f}x"
 
 
 def _engine_text(engines: Counter) -> str:
@@ -436,8 +456,8 @@ def _geomean_text(geo: dict, rows: list[dict], not_measured_rows: list[dict]) ->
 
 
 def _stage_cell(stage_seconds: dict) -> str:
-    """Seconds in load/compile/profile/search/verify, '-' for a stage the job never reached."""
-    stages = ("load", "compile", "profile", "search", "verify")
+    """Seconds in load/compile/rewrite/profile/search/verify, '-' for a stage the job never reached."""
+    stages = ("load", "compile", "rewrite", "profile", "search", "verify")
     return "/".join(f"{stage_seconds[s]:.0f}" if s in stage_seconds else "-" for s in stages)
 
 

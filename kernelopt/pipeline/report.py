@@ -311,6 +311,7 @@ def render_markdown(report: dict) -> str:
         "- Stage times (s): " + ", ".join(f"{k} {v:.1f}" for k, v in r.get("stage_seconds", {}).items()),
         "",
     ]
+    lines += rewrite_lines(report.get("rewrite"))
     prof = report.get("profile")
     if prof:
         lines += ["## Baseline profile", "",
@@ -348,6 +349,24 @@ def render_markdown(report: dict) -> str:
             lines.append(f"- {step}")
         lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def rewrite_lines(rewrite: dict | None) -> list[str]:
+    """The rewrite stage: each identity applied, where, the graph's FLOPs and bytes before and after, what
+    the identities proved about the model, and what the gates said of the rewritten graph."""
+    if not rewrite:
+        return []
+    lines = ["## Graph rewrites", "", rewrite.get("note") or ""]
+    for finding in rewrite.get("findings") or []:
+        lines.append(f"- **Finding**: {finding}")
+    if rewrite.get("applied"):
+        lines += ["", "| identity | where | GFLOP before → after | materialized MB before → after |", "|---|---|---|---|"]
+        for a in rewrite["applied"]:
+            lines.append(f"| {a['identity']} | {a['where']} | {a['flops_before'] / 1e9:.4g} → {a['flops_after'] / 1e9:.4g} "
+                         f"| {a['bytes_before'] / 1e6:.1f} → {a['bytes_after'] / 1e6:.1f} |")
+    if rewrite.get("verdict"):
+        lines += ["", f"Rewritten graph: {rewrite['verdict']}"]
+    return lines + [""]
 
 
 def agents_lines(agents: dict | None, llm) -> list[str]:

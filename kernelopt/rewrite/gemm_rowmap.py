@@ -82,6 +82,8 @@ def match(node: Node) -> Optional[Rewrite]:
                 if s.step.op in ("add", "sub", "rsub"):
                     if shifts:
                         v = v + operand if s.step.op == "add" else v - operand if s.step.op == "sub" else operand - v
+                    elif s.step.op == "rsub":  # t - y: the linear part is negated
+                        v = -v
                     continue
                 v = apply_scale(s.step, v, operand)
             elif s.kind == "reshape":

@@ -88,20 +88,25 @@ def worth_a_candidate(r: GraphRewrite) -> bool:
 
 
 def findings(dependence: dict[int, str], args: list[ArgSpec]) -> list[str]:
-    """What the identities proved about the model, in plain words (a model like that is usually a bug)."""
+    """What the identities proved about the model, in plain words (a model like that is usually a bug).
+
+    Inputs and parameters only: a buffer the outputs do not read (a training BatchNorm's running statistics,
+    which it updates) says nothing about the model's output.
+    """
+    def named(dep: str) -> list[str]:
+        return [f"input {args[i].ref} of get_inputs()" if args[i].kind == "input" else f"parameter `{args[i].ref}`"
+                for i, d in sorted(dependence.items())
+                if d == dep and i < len(args) and args[i].kind in ("input", "param")]
     out = []
-    for i, dep in sorted(dependence.items()):
-        if i >= len(args) or args[i].kind not in ("input", "param", "buffer"):
-            continue
-        a = args[i]
-        what = f"input {a.ref} of get_inputs()" if a.kind == "input" else f"{a.kind} `{a.ref}`"
-        if dep == Dependence.NONE:
-            out.append(f"the output does not depend on {what}: every value of it gives the same result "
-                       "(a model like this is usually a bug)")
-        elif dep == Dependence.FINITE_ONLY:
-            out.append(f"the output depends on {what} only through whether its values are finite: for finite "
-                       "values it is constant (a softmax or normalization over a dimension of size 1 does this; "
-                       "a model like this is usually a bug)")
+    unused = named(Dependence.NONE)
+    if unused:
+        out.append(f"the output does not depend on {', '.join(unused)}: any values give the same result "
+                   "(a model like this is usually a bug)")
+    finite = named(Dependence.FINITE_ONLY)
+    if finite:
+        out.append(f"the output depends on {', '.join(finite)} only through whether the values are finite: for "
+                   "finite values it is constant (a softmax or normalization over a dimension of size 1 does "
+                   "this; a model like this is usually a bug)")
     return out
 
 

@@ -1,0 +1,27 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """Near miss for the graph rewrites: the reduction after the linear layer runs over the batch (the rows),
+    then a GELU; the catalogue's GEMM identity maps each row alone, so it does not apply."""
+
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return torch.nn.functional.gelu(self.linear(x).sum(dim=0))
+
+
+batch_size = 8192
+in_features = 2048
+out_features = 4096
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]

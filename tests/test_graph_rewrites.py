@@ -1,0 +1,295 @@
+"""The rewrite catalogue (kernelopt/rewrite/): every identity against float64 on random draws, and near misses
+where none may fire (issue 34).
+
+Each draw builds a small model, traces it to the ATen graph Inductor would receive (Inductor's
+decompositions, fake tensors: nothing compiles), rewrites the graph, runs it in float64 and compares it with
+eager PyTorch: an identity is exact in real arithmetic, so float64 agrees to ~1e-15 relative. Shapes,
+strides, padding, dilation, output_padding, groups, cropping, keepdim and the ops between are drawn.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch._inductor.decomposition import select_decomp_table
+from torch.func import functional_call
+from torch.fx.experimental.proxy_tensor import make_fx
+
+from kernelopt.rewrite.catalogue import CATALOGUE
+from kernelopt.rewrite.graph_rewrite import Dependence, rewrite_graph
+
+DRAWS = 50
+EXACT = 1e-11  # relative to the output's largest value: float64 reassociation only
+
+
+class Wrap(nn.Module):
+    """A model from a function of its submodules and inputs."""
+
+    def __init__(self, fn, *mods):
+        super().__init__()
+        self.fn = fn
+        self.m = nn.ModuleList(mods)
+
+    def forward(self, *x):
+        return self.fn(self.m, *x)
+
+
+def rewrite(model: nn.Module, inputs: list[torch.Tensor]):
+    """(what rewrite_graph reports, max relative error of the rewritten graph against eager), in float64."""
+    model = model.double()
+    inputs = [x.double() for x in inputs]
+    params = dict(model.named_parameters()) | dict(model.named_buffers())
+    names = list(params)
+
+    def f(*args):
+        return functional_call(model, dict(zip(names, args[:len(names)], strict=True)), tuple(args[len(names):]))
+    args = [params[n].detach() for n in names] + inputs
+    gm = make_fx(f, tracing_mode="fake", decomposition_table=select_decomp_table())(*args)
+    result = rewrite_graph(gm)
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = gm(*args)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    assert got.shape == expected.shape
+    scale = max(float(expected.abs().max()), 1e-30)
+    return result, float((got - expected).abs().max()) / scale
+
+
+def applied(result) -> list[str]:
+    return [a.identity for a in result.applied]
+
+
+def test_the_catalogue_states_each_identity_and_its_conditions():
+    assert [i.name for i in CATALOGUE] == ["size-one-reduction", "gemm-row-map", "conv-spatial-reduction",
+                                           "conv-avgpool-compose", "diag-operand"]
+    assert all(i.statement and len(i.conditions) > 40 for i in CATALOGUE)
+
+
+# ---- gemm-row-map: a linear map of each output row of a GEMM, applied to its weights ----
+
+def _row_chain(rng: random.Random, n: int):
+    """A random chain of per-row linear ops on [..., n] features, ending in fewer features than n (or not)."""
+    pre = rng.sample([lambda y: y * 1.5, lambda y: y / 3.0, lambda y: y + 2.0, lambda y: -y, lambda y: 0.5 - y],
+                     k=rng.randint(0, 2))
+    shift = nn.Parameter(torch.randn(n)) if rng.random() < 0.4 else None
+    kind = rng.choice(["sum", "mean", "group", "pool"])
+    groups = rng.choice([g for g in (1, 2, 4) if n % g == 0])
+    k = rng.randint(1, min(4, n))
+    pad = rng.randint(0, k // 2)
+    ceil, incl = rng.random() < 0.5, rng.random() < 0.5
+    keep = rng.random() < 0.5
+
+    def chain(y, holder):
+        for op in pre:
+            y = op(y)
+        if shift is not None:
+            y = y + holder.shift  # read through the module: the trace lifts it as a parameter
+        if kind == "sum":
+            return y.sum(-1, keepdim=keep)
+        if kind == "mean":
+            return y.mean(dim=-1, keepdim=keep)
+        if kind == "group":
+            return y.reshape(*y.shape[:-1], groups, n // groups).mean(-1)
+        flat = y.reshape(-1, 1, n)
+        pooled = F.avg_pool1d(flat, k, stride=k, padding=pad, ceil_mode=ceil, count_include_pad=incl)
+        return pooled.reshape(*y.shape[:-1], pooled.shape[-1])
+    return chain, shift, kind
+
+
+def test_gemm_row_map_is_exact_for_every_draw():
+    fired = 0
+    for seed in range(DRAWS):
+        rng = random.Random(seed)
+        m, k, n = rng.randint(1, 6), rng.randint(1, 7), rng.choice([4, 6, 8, 12, 16])
+        chain, shift, kind = _row_chain(rng, n)
+        form = rng.choice(["linear", "linear3d", "matmul", "bmm"])
+        torch.manual_seed(seed)
+        holder = nn.Module()
+        holder.shift = shift
+        if form == "bmm":
+            model = Wrap(lambda mods, a, b, chain=chain: chain(torch.bmm(a, b), mods[0]), holder)
+            inputs = [torch.randn(2, m, k), torch.randn(2, k, n)]
+        elif form == "matmul":
+            holder.w = nn.Parameter(torch.randn(n, k))
+            model = Wrap(lambda mods, x, chain=chain: chain(x @ mods[0].w.T, mods[0]), holder)
+            inputs = [torch.randn(m, k)]
+        else:
+            lin = nn.Linear(k, n, bias=rng.random() < 0.7)
+            model = Wrap(lambda mods, x, chain=chain: chain(mods[1](x), mods[0]), holder, lin)
+            inputs = [torch.randn(m, k) if form == "linear" else torch.randn(2, m, k)]
+        result, err = rewrite(model, inputs)
+        assert err < EXACT, f"draw {seed} ({form}, {kind}): relative error {err:.2e}"
+        fired += "gemm-row-map" in applied(result)
+    assert fired >= 30, f"the identity fired on only {fired} of {DRAWS} draws"
+
+
+# ---- conv-spatial-reduction ----
+
+def _conv_draw(rng: random.Random):
+    dims = rng.choice([1, 2, 3])
+    groups = rng.choice([1, 2])
+    cin, cout = groups * rng.randint(1, 3), groups * rng.randint(1, 3)
+    k = rng.randint(1, 4)
+    stride, dilation = rng.randint(1, 3), rng.randint(1, 2)
+    padding = rng.randint(0, k)
+    transposed = rng.random() < 0.5
+    low = max(3, dilation * (k - 1) + 1)
+    size = rng.randint(low, low + (5 if dims < 3 else 2))
+    conv_cls = [[nn.Conv1d, nn.Conv2d, nn.Conv3d], [nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d]]
+    if transposed:
+        out_pad = rng.randint(0, max(stride, dilation) - 1)
+        padding = min(padding, dilation * (k - 1))  # a transposed convolution crops at most its kernel's span
+        conv = conv_cls[1][dims - 1](cin, cout, k, stride=stride, padding=padding, output_padding=out_pad,
+                                     dilation=dilation, groups=groups, bias=rng.random() < 0.7)
+    else:
+        padding = min(padding, k // 2 + 1)
+        conv = conv_cls[0][dims - 1](cin, cout, k, stride=stride, padding=padding, dilation=dilation,
+                                     groups=groups, bias=rng.random() < 0.7)
+    x = torch.randn(rng.randint(1, 3), cin, *[size + rng.randint(0, 2) for _ in range(dims)])
+    return conv, x, dims
+
+
+def test_conv_spatial_reduction_is_exact_for_every_draw():
+    fired = 0
+    for seed in range(DRAWS):
+        rng = random.Random(1000 + seed)
+        torch.manual_seed(seed)
+        conv, x, dims = _conv_draw(rng)
+        spatial = list(range(2, 2 + dims))
+        reduced = sorted(rng.sample(spatial, rng.randint(1, dims)))
+        keep, mean = rng.random() < 0.5, rng.random() < 0.5
+        scale = rng.choice([None, 0.5, -2.0])
+        holder = nn.Module()
+        holder.bias = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.4 else None
+
+        def fn(mods, x, reduced=reduced, keep=keep, mean=mean, scale=scale):
+            y = mods[0](x)
+            if scale is not None:
+                y = y * scale
+            if mods[1].bias is not None:
+                y = y + mods[1].bias
+            return y.mean(reduced, keepdim=keep) if mean else y.sum(reduced, keepdim=keep)
+        model = Wrap(fn, conv, holder)
+        result, err = rewrite(model, [x])
+        assert err < EXACT, f"draw {seed} ({conv}, reduced {reduced}): relative error {err:.2e}"
+        assert "conv-spatial-reduction" in applied(result), f"draw {seed}: {conv} reduced {reduced} did not fire"
+        fired += 1
+    assert fired == DRAWS
+
+
+# ---- conv-avgpool-compose ----
+
+def test_conv_avgpool_compose_is_exact_for_every_draw():
+    fired = tried = 0
+    while fired < DRAWS and tried < 20 * DRAWS:
+        rng = random.Random(5000 + tried)
+        tried += 1
+        dims = rng.choice([2, 3])
+        k, stride, dilation = rng.randint(1, 3), rng.randint(1, 2), rng.randint(1, 2)
+        conv = (nn.Conv2d if dims == 2 else nn.Conv3d)(2, 3, k, stride=stride, padding=rng.randint(0, k - 1),
+                                                       dilation=dilation, groups=rng.choice([1]),
+                                                       bias=rng.random() < 0.7)
+        k2 = rng.randint(2, 4)
+        s2 = rng.randint(1, k2)
+        ceil, incl = rng.random() < 0.3, rng.random() < 0.5
+        pool = F.avg_pool2d if dims == 2 else F.avg_pool3d
+        low = dilation * (k - 1) + 1 + stride * k2
+        size = rng.randint(low, low + (5 if dims == 2 else 2))
+        x = torch.randn(rng.randint(1, 2), 2, *[size] * dims)
+        def fn(mods, x, pool=pool, k2=k2, s2=s2, ceil=ceil, incl=incl):
+            return pool(mods[0](x), k2, s2, ceil_mode=ceil, count_include_pad=incl)
+        model = Wrap(fn, conv)
+        torch.manual_seed(tried)
+        result, err = rewrite(model, [x])
+        assert err < EXACT, f"draw {tried}: {conv}, pool {k2}/{s2}: relative error {err:.2e}"
+        fired += "conv-avgpool-compose" in applied(result)
+    assert fired == DRAWS, f"only {fired} of {tried} draws composed"
+
+
+# ---- diag-operand and size-one-reduction ----
+
+def test_diag_operand_is_exact_for_every_draw():
+    for seed in range(DRAWS):
+        rng = random.Random(9000 + seed)
+        n, m = rng.randint(2, 9), rng.randint(1, 9)  # n = 1: a 1x1 'diagonal' traces differently
+        left = rng.random() < 0.5
+        model = Wrap((lambda mods, v, b: torch.diag(v) @ b) if left else (lambda mods, v, b: b @ torch.diag(v)))
+        inputs = [torch.randn(n), torch.randn(n, m) if left else torch.randn(m, n)]
+        result, err = rewrite(model, inputs)
+        assert err < EXACT and applied(result) == ["diag-operand"], f"draw {seed}: {applied(result)}, {err:.2e}"
+
+
+def test_size_one_reduction_is_exact_for_every_draw():
+    ops = [lambda x, d, k: x.sum(d, keepdim=k), lambda x, d, k: x.mean(d, keepdim=k),
+           lambda x, d, k: x.amax(d, keepdim=k), lambda x, d, k: x.amin(d, keepdim=k)]
+    for seed in range(DRAWS):
+        rng = random.Random(12000 + seed)
+        rank = rng.randint(1, 4)
+        shape = [rng.randint(2, 4) for _ in range(rank)]
+        ones = rng.sample(range(rank), rng.randint(1, rank))
+        for d in ones:
+            shape[d] = 1
+        op, keep = rng.choice(ops), rng.random() < 0.5
+        model = Wrap(lambda mods, x, op=op, ones=ones, keep=keep: op(x * 2.0, ones, keep) + 1.0)
+        result, err = rewrite(model, [torch.randn(shape)])
+        assert err == 0.0 and "size-one-reduction" in applied(result), f"draw {seed}: {shape} over {ones}"
+
+
+# ---- near misses: no identity may fire ----
+
+def _used_twice(y: torch.Tensor) -> torch.Tensor:
+    return y.sum(1, keepdim=True) * y
+
+
+NEAR_MISSES = {
+    "relu between linear and sum": (Wrap(lambda m, x: torch.relu(m[0](x)).sum(1), nn.Linear(6, 8)),
+                                    [torch.randn(4, 6)]),
+    "sum over the batch": (Wrap(lambda m, x: m[0](x).sum(0), nn.Linear(6, 8)), [torch.randn(4, 6)]),
+    "a view mixing rows and features": (Wrap(lambda m, x: m[0](x).reshape(8, 4).sum(1), nn.Linear(6, 8)),
+                                        [torch.randn(4, 6)]),
+    "the GEMM output used twice": (Wrap(lambda m, x: _used_twice(m[0](x)), nn.Linear(6, 8)), [torch.randn(4, 6)]),
+    "training-mode batch norm between": (Wrap(lambda m, x: m[1](m[0](x)).mean((2, 3)), nn.Conv2d(2, 3, 3),
+                                              nn.BatchNorm2d(3)), [torch.randn(2, 2, 7, 7)]),
+    "mean over the channels of a conv": (Wrap(lambda m, x: m[0](x).mean(1), nn.Conv2d(2, 3, 3)),
+                                         [torch.randn(2, 2, 7, 7)]),
+    "padded average pool after a conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, padding=1),
+                                              nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 9, 9)]),
+    "ceil-mode pool with a partial window": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, ceil_mode=True),
+                                                  nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 9, 9)]),
+    "pool after a transposed conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2),
+                                          nn.ConvTranspose2d(2, 3, 3, stride=2)), [torch.randn(2, 2, 5, 5)]),
+    "a lower-triangular mask, not a diagonal": (Wrap(lambda m, a, b: torch.tril(a) @ b),
+                                                [torch.randn(5, 5), torch.randn(5, 4)]),
+    "a reduction over a dim larger than 1": (Wrap(lambda m, x: x.sum(1, keepdim=True)), [torch.randn(3, 2)]),
+}
+
+
+@pytest.mark.parametrize("name", NEAR_MISSES)
+def test_no_identity_fires_on_a_near_miss(name):
+    model, inputs = NEAR_MISSES[name]
+    torch.manual_seed(0)
+    result, err = rewrite(model, inputs)
+    assert applied(result) == [] and err < EXACT, f"{name}: {applied(result)}"
+
+
+def test_a_softmax_over_one_feature_is_found_to_depend_only_on_finiteness():
+    model = Wrap(lambda m, x: torch.softmax(m[0](x).mean(1, keepdim=True), dim=1), nn.Linear(6, 8))
+    result, err = rewrite(model, [torch.randn(4, 6)])
+    assert err == 0.0 and applied(result)[0] == "gemm-row-map"
+    # placeholders: weight, bias, x
+    assert result.dependence == {0: Dependence.FINITE_ONLY, 1: Dependence.FINITE_ONLY, 2: Dependence.FINITE_ONLY}
+
+
+def test_an_input_the_output_ignores_is_found():
+    result, _ = rewrite(Wrap(lambda m, x, y: x * 2.0), [torch.randn(3), torch.randn(3)])
+    assert result.dependence == {1: Dependence.NONE}
+
+
+def test_each_rewrite_reports_the_work_before_and_after():
+    result, _ = rewrite(Wrap(lambda m, x: m[0](x).sum(1), nn.Linear(64, 256)), [torch.randn(32, 64)])
+    (a,) = result.applied
+    assert a.flops_before == 2 * 32 * 64 * 256 and a.flops_after < a.flops_before / 100
+    assert a.bytes_after < a.bytes_before and "256 -> 1 output columns" in a.where
