@@ -139,7 +139,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
         precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume,
-        stop_after_s=args.stop_after, expect_from=args.expect))
+        stop_after_s=args.stop_after, expect_from=args.expect,
+        generators=[g.strip() for g in args.generators.split(",") if g.strip()] if args.generators else None))
     print(summary["text"])
     return 0 if summary["regressions"] == 0 and summary["wrong_answers"] == 0 else 1
 
@@ -203,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--expect", default=None, metavar="BENCH_JSON",
                    help="an earlier run's bench.json: its per-problem times are what --stop-after expects, "
                    "plus 60 s where that run had another --dtype or --precision (default: the time limit)")
+    b.add_argument("--generators", default=None,
+                   help="comma-separated generators for every job (`kernelopt generators` lists them; default: theirs)")
     b.set_defaults(func=cmd_bench)
 
     g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")

@@ -21,6 +21,7 @@ a problem killed half-way is GPU time spent on nothing.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import statistics
@@ -55,6 +56,7 @@ class BenchOptions:
     resume: bool = False  # keep the rows of an earlier (stopped) run in out_dir; run only the others
     stop_after_s: Optional[float] = None  # start no problem not expected to finish within this (from the start)
     expect_from: Optional[str] = None  # an earlier run's bench.json: per-problem times for `expected_seconds`
+    generators: Optional[list[str]] = None  # the jobs' generators (default: the registry's defaults)
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ class BenchJob:
     precision: str
     budget_s: float
     dtype: str = "fp32"
+    generators: Optional[list[str]] = None
 
 
 CHECK_TIME_LIMIT_S = 600.0
@@ -165,8 +168,10 @@ def expected_times(path: Optional[str], run: "RunSettings") -> ExpectedTimes:
 def _bench_job(job: BenchJob) -> dict:
     """Child: one job (its own time limit; the independent check runs after, with its own)."""
     t0 = time.monotonic()
-    result = run_job(job.problem_path, job.workdir, JobOptions(precision=job.precision, dtype=job.dtype,
-                                                               time_budget_s=job.budget_s))
+    options = JobOptions(precision=job.precision, dtype=job.dtype, time_budget_s=job.budget_s)
+    if job.generators:
+        options = dataclasses.replace(options, generators=list(job.generators))
+    result = run_job(job.problem_path, job.workdir, options)
     return {"result": result.to_dict(), "wall_s": time.monotonic() - t0}
 
 
@@ -265,7 +270,7 @@ def run_bench(opts: BenchOptions) -> dict:
             t0 = time.monotonic()
             try:
                 row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), run.precision,
-                                                        opts.time_limit_s - 30, run.dtype),
+                                                        opts.time_limit_s - 30, run.dtype, opts.generators),
                                    timeout_s=opts.time_limit_s, env=env,
                                    trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
             except ChildError as exc:
