@@ -23,7 +23,13 @@ from kernelopt.pipeline.model_job import (
 )
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator
-from kernelopt.search.registry import available, default_generators, make_generator, outside_job_hint
+from kernelopt.search.registry import (
+    available,
+    default_generators,
+    make_generator,
+    outside_job_hint,
+    searches_targets,
+)
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.result import GateResult
 from kernelopt.verify.waterfall import select_combination
@@ -152,7 +158,7 @@ def test_a_convolution_group_declined_by_the_default_generators_names_the_opt_in
     (group,) = library_groups((H200 / "03_conv_bn_relu" / "baseline_module.py").read_text())
     target = _group_target(group, 1.0, "strict")
     names = default_generators()
-    why = decline_reason(target, [make_generator(n) for n in names], names)
+    why = decline_reason(target, [make_generator(n) for n in names if searches_targets(n)], names)
     assert why.startswith("launch_config re-tunes single Triton kernels, not library groups; ")
     assert "gemm_fp32 handles" in why and "not convolution" in why
     assert ("not in this job but would apply: conv_fp32 (opt-in), cudnn_autotune (opt-in), llm_codegen (an agent: "
@@ -187,7 +193,7 @@ def _conv_bn_relu_plan(names: list[str]):
                            + [KernelShare(k, "triton", s, s * 0.4917, roofline_fraction=f)
                               for k, (s, f) in measured.items()],
                            library_share=0.463, triton_share=0.537)
-    generators = [make_generator(n) for n in names]
+    generators = [make_generator(n) for n in names if searches_targets(n)]
     declines = group_declines(generators, names, "strict", "fp32")
     kinds = {n: k.kind for n, k in graph.kernels.items()}
     return prof, plan_targets(kinds, prof, 1.03, names) + plan_groups(all_groups(source, graph), prof, 1.03,

@@ -38,6 +38,20 @@ def tap_slices(l_in: int, l_out: int, k: int, s: int, p: int, d: int, transposed
     return out
 
 
+def tap_sums(t: torch.Tensor, dim: int, slices: list[slice]) -> torch.Tensor:
+    """For each tap, the sum of `t` over that tap's positions along `dim`; the taps as a new last dim.
+
+    One masked reduction over all taps (`where`, not a product: an infinity outside a tap's positions stays
+    out of its sum, as slicing would leave it), so the input is read once, not once per tap.
+    """
+    length = t.shape[dim]
+    idx = torch.arange(length, device=t.device)
+    masks = torch.stack([(idx >= sl.start) & (idx < sl.stop) & ((idx - sl.start) % sl.step == 0)
+                         for sl in slices])  # [K, L]
+    moved = t.movedim(dim, -1).unsqueeze(-2)  # [..., 1, L]
+    return torch.where(masks, moved, torch.zeros((), dtype=t.dtype, device=t.device)).sum(-1)
+
+
 def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
@@ -76,8 +90,7 @@ def match(node: Node) -> Optional[Rewrite]:
         bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
         t = x_
         for j in sorted(reduced, reverse=True):  # taps appended last: [B, C, kept..., K_last, ..., K_first]
-            dim = 2 + j
-            t = torch.stack([t[(slice(None),) * dim + (sl,)].sum(dim) for sl in slices[j]], dim=-1)
+            t = tap_sums(t, 2 + j, slices[j])
         nk = len(reduced)
         t = t.permute(list(range(2 + len(kept))) + [2 + len(kept) + nk - 1 - i for i in range(nk)])
         g = groups

@@ -1,6 +1,7 @@
 """FLOPs and bytes of an ATen graph, from its metadata (nothing runs on a device).
 
-FLOPs are torch's own count (torch.utils.flop_counter: GEMMs and convolutions, the work that matters here).
+FLOPs are torch's own count (torch.utils.flop_counter: matmuls and convolutions only, the work that matters
+here; a matrix-vector product that Inductor's decompositions turn into a multiply and a sum counts 0).
 Bytes are those of every tensor the graph materializes — its inputs and each non-view op's output — before
 Inductor fuses anything: an upper bound on traffic, comparable before and after a rewrite.
 """

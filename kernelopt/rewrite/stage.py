@@ -75,7 +75,8 @@ def rewrite_model(req: RewriteRequest) -> RewriteResult:
         result.note = "the rewritten graph takes other arguments than the baseline's: no candidate"
         return result
     result.candidate_dir = str(out)
-    result.note = (f"{len(r.applied)} rewrite(s): GFLOP {_g(result.flops_before)} -> {_g(result.flops_after)}, "
+    result.note = (f"{len(r.applied)} rewrite(s): matmul/conv GFLOP {_g(result.flops_before)} -> "
+                   f"{_g(result.flops_after)}, "
                    f"materialized MB {result.bytes_before / 1e6:.1f} -> {result.bytes_after / 1e6:.1f}")
     return result
 
