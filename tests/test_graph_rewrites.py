@@ -293,3 +293,21 @@ def test_each_rewrite_reports_the_work_before_and_after():
     (a,) = result.applied
     assert a.flops_before == 2 * 32 * 64 * 256 and a.flops_after < a.flops_before / 100
     assert a.bytes_after < a.bytes_before and "256 -> 1 output columns" in a.where
+
+
+def test_the_bench_counts_degenerate_models_apart_from_the_geomean():
+    from kernelopt.pipeline.bench import summarize
+    from kernelopt.pipeline.device import probe_device
+
+    def row(name: str, speedup: float, findings: list[str], rewritten: bool) -> dict:
+        return {"problem": name, "level": "level2", "wall_s": 10.0, "engine": "e",
+                "result": {"outcome": "optimized", "cause": "speedup", "speedup": speedup, "timing": "measured",
+                           "noise_pct": 0.1},
+                "findings": findings, "rewrite_deployed": rewritten, "rewrites": ["gemm-row-map"] if rewritten else []}
+    rows = [row("level2/a.py", 4.0, [], True), row("level2/b.py", 1.0, [], False),
+            row("level2/c.py", 1000.0, ["the output depends on input 0 ... only through whether ..."], True)]
+    summary = summarize(rows, 30.0, 1, probe_device())
+    assert summary["geomean"]["all"] == pytest.approx(2.0)  # 4x and 1x; the degenerate 1000x apart
+    assert summary["degenerate"] == ["level2/c.py"]
+    assert summary["rewrites_deployed"] == ["level2/a.py", "level2/c.py"]
+    assert "Degenerate models" in summary["text"] and "level2/c.py (1000.000x)" in summary["text"]
