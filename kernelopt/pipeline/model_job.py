@@ -21,7 +21,7 @@ from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
-from kernelopt.pipeline.gates import gate3_text as _gate3_text
+from kernelopt.pipeline.gates import gate3_text
 from kernelopt.pipeline.gates import gates_3_4 as run_gates_3_4
 from kernelopt.pipeline.graph_rewrite import rewrite_and_verify
 from kernelopt.pipeline.optimized_module import write_optimized_module
@@ -374,7 +374,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         ctx.report.setdefault("gate4_rounds", []).append(
             {"combination": combination, "method": timing.method,
              **{side: [round(t, 5) for t in timing.rounds[side]] for side in ("baseline", "candidate")}})
-        trace.append(f"{combination}: Gate 3 passed ({_gate3_text(g3.metrics)}); Gate 4 speedup "
+        trace.append(f"{combination}: Gate 3 passed ({gate3_text(g3.metrics)}); Gate 4 speedup "
                      f"{g4.metrics.get('speedup'):.4f}x (noise {g4.metrics.get('noise_pct'):.2f}%): "
                      f"{'pass' if g4.passed else 'fail'}")
         ctx.emit("verify", "progress", trace[-1])
@@ -420,7 +420,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
             ctx.report["emulation"] = emulation
         return JobResult(
             Outcome.OPTIMIZED, f"speedup {g4.metrics['speedup']:.3f}x >= gamma {opts.gamma} with "
-            f"{len(chosen)} kernel(s)/group(s) replaced; Gate 3 {_gate3_text(g3.metrics)}"
+            f"{len(chosen)} kernel(s)/group(s) replaced; Gate 3 {gate3_text(g3.metrics)}"
             + "".join(f"; {e['target']}: {replaced_op(e)} by {e['method']} ({e['precision']}), rho "
                       f"{'n/a' if e['rho'] is None else format(e['rho'], '.3g')}" for e in emulation),
             speedup=g4.metrics["speedup"], baseline_ms=timing.median_ms["baseline"],

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Optional
 
 from kernelopt.compiled.capture import CaptureRequest, TransformStopped, capture_model
-from kernelopt.compiled.graph import ArgSpec, CapturedGraph
+from kernelopt.compiled.graph import ArgSpec, CapturedGraph, Reproduction
 from kernelopt.rewrite.graph_rewrite import Dependence, GraphRewrite, rewrite_graph
 
 REWRITE_DIR = "graph_rewrite"
@@ -71,6 +71,10 @@ def rewrite_model(req: RewriteRequest) -> RewriteResult:
     r = found["graph"]
     result = _result(r, base.args)
     result.compile_seconds = cg.compile_seconds
+    if cg.reproduction == Reproduction.NO.value:
+        result.note = ("Gate 1: the rewritten graph's module did not reproduce its own compiled output when "
+                       "re-executed: no candidate")
+        return result
     if _signature(cg.args) != _signature(base.args):
         result.note = "the rewritten graph takes other arguments than the baseline's: no candidate"
         return result
