@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
+from kernelopt.core.jobfiles import append_text
+
 TRANSCRIPTS_FILE = "transcripts.jsonl"
 CANCEL_POLL_S = 0.5  # a cancelled job's call is abandoned within this long, whatever its timeout
 
@@ -245,8 +247,8 @@ class LLMClient:
                "completion_tokens": reply.completion_tokens if reply else 0, "cost": cost,
                "latency_s": reply.latency_s if reply else latency_s,
                "attempts": reply.attempts if reply else attempts}
-        with self._lock, open(self.transcript_path, "a") as f:
-            f.write(json.dumps(rec) + "\n")
+        with self._lock:
+            append_text(self.transcript_path, json.dumps(rec) + "\n")  # never through a planted link
 
 
 def _classify(exc: Exception) -> tuple[LLMError, Optional[float]]:

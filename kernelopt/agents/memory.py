@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal, Optional
 
+from kernelopt.core.jobfiles import append_text
 from kernelopt.search.generator import Attempt, Gate
 
 EXPERIENCE_FILE = "experience.jsonl"
@@ -109,8 +110,7 @@ class ExperienceMemory:
                 _, won = self._plans.get(plan_id, (item.strategy, False))
                 self._plans[plan_id] = (item.strategy, won or item.outcome == "success")
             if self.path is not None:
-                with open(self.path, "a") as f:
-                    f.write(json.dumps(item.to_dict()) + "\n")
+                append_text(self.path, json.dumps(item.to_dict()) + "\n")  # never through a planted link
         return item
 
     def recent(self, target: str) -> list[ExperienceItem]:

@@ -32,7 +32,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from kernelopt.isolation import safe_pickle
+from kernelopt.isolation import child_output, safe_pickle
 from kernelopt.isolation.sandbox import (
     Confinement,
     Layer,
@@ -158,10 +158,14 @@ class _Child:
                  json.dumps(rlimits_for(policy, confinement))]
         argv = command(confinement, inner, layers) if policy.enabled else inner
         try:
+            # its output through a pipe: into this process's log escaped and prefixed, never verbatim
             self.proc = subprocess.Popen(argv, env=child_env, cwd=str(scratch_path), pass_fds=(child_sock.fileno(),),
-                                         start_new_session=True, stdin=subprocess.DEVNULL)
+                                         start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT)
         finally:
             child_sock.close()
+        assert self.proc.stdout is not None
+        self._output = child_output.forward(self.proc.stdout, child_output.label(self.proc.pid, child_env))
         self.conn = Connection(parent_sock.detach())
 
     def call(self, fn: Callable[[In], Out], arg: In, timeout_s: float) -> Out:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from kernelopt.compiled.graph import WEIGHTS_FILE
+from kernelopt.core.jobfiles import PlantedFile
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import job_sandbox
@@ -73,6 +74,8 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     except JobFallback as exc:
         result = JobResult(Outcome.FALLBACK, f"{exc.code}: {exc}", speedup=1.0)
     except ProblemError as exc:
+        result = JobResult(Outcome.FAILED, str(exc), error=str(exc))
+    except PlantedFile as exc:  # a child left a link where the job keeps a file of its own: never written through
         result = JobResult(Outcome.FAILED, str(exc), error=str(exc))
     except Exception as exc:  # an engine bug must still end the job with a record of it
         import traceback

@@ -12,6 +12,7 @@ from typing import Any
 from kernelopt.compiled.graph import reduced_precision_reduction_mode
 from kernelopt.compiled.group import CONV_OPS
 from kernelopt.compiled.module_parse import op_name
+from kernelopt.core.jobfiles import open_append
 from kernelopt.core.outcome import Outcome
 from kernelopt.core.precision import LIBRARY_MODE
 from kernelopt.core.tolerance import Dtype, gate2_tolerance, gate3_tolerance
@@ -36,7 +37,7 @@ class JsonLines:
 
     def __init__(self, path: Path):
         self.path = path
-        self._f = open(path, "a")
+        self._f = open_append(path)  # created before any child runs; never through a planted link
 
     def write(self, record: Any) -> None:
         self._f.write(json.dumps(to_jsonable(record)) + "\n")

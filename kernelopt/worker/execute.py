@@ -46,6 +46,7 @@ from typing import Any
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
+from kernelopt.isolation.child_output import LABEL_ENV
 from kernelopt.isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
 from kernelopt.pipeline.job import run_job
 from kernelopt.pipeline.options import NO_GPU_TIMING, TIMING_NOT_MEASURED, JobOptions, JobResult, not_measured
@@ -69,6 +70,11 @@ BUDGET_MARGIN_S = 30.0
 MAX_EVENTS_CHUNK = 1 << 20  # events.jsonl, per read; a longer line is skipped
 MAX_EVENTS_CHUNKS_PER_TAIL = 16  # reads per call (the monitor's heartbeat waits meanwhile)
 MAX_EVENTS_PER_JOB = 50_000  # recorded into the database; a real job writes a few thousand at most
+# Bytes of event text recorded per job (a real job writes well under 1 MB; 150 lines of 1 MiB once grew the
+# shared database by 150 MB), and of one event's message and data: the rest is cut, saying so.
+MAX_EVENT_BYTES_PER_JOB = 4 << 20
+MAX_EVENT_MESSAGE = 4000  # characters
+MAX_EVENT_DATA = 16 << 10  # bytes of the data's JSON
 MAX_REPORT_BYTES = 16 << 20  # report.json, for the device it ran on
 
 
@@ -213,6 +219,8 @@ class _Monitor(threading.Thread):
         self.refused = False  # events.jsonl was not a regular file (warned once)
         self.lost = False  # the job is no longer ours (re-queued by the reaper)
         self.events_recorded = 0
+        self.event_bytes = 0  # of message and data recorded (MAX_EVENT_BYTES_PER_JOB)
+        self.over_budget = False  # said once, in the log and as the last event recorded
 
     def stop(self) -> None:
         self._halt.set()
@@ -297,10 +305,14 @@ class _Monitor(threading.Thread):
         return len(chunk) == MAX_EVENTS_CHUNK
 
     def _record(self, s, jobs, line: bytes) -> None:
-        if self.events_recorded >= MAX_EVENTS_PER_JOB:
-            if self.events_recorded == MAX_EVENTS_PER_JOB:
-                log.warning("job %s: more than %d events; no more are recorded", self.job_id, MAX_EVENTS_PER_JOB)
-                self.events_recorded += 1
+        if self.events_recorded >= MAX_EVENTS_PER_JOB or self.event_bytes >= MAX_EVENT_BYTES_PER_JOB:
+            if not self.over_budget:
+                self.over_budget = True
+                why = (f"more than {MAX_EVENTS_PER_JOB} events" if self.events_recorded >= MAX_EVENTS_PER_JOB
+                       else f"more than {MAX_EVENT_BYTES_PER_JOB >> 20} MiB of events")
+                log.warning("job %s: %s; no more are recorded", self.job_id, why)
+                jobs.add_event(s, self.job_id, None, "log", f"the job wrote {why}: no more of its events are "
+                               "recorded", {})
             return
         try:
             ev = json.loads(line)
@@ -310,9 +322,16 @@ class _Monitor(threading.Thread):
         if not isinstance(ev, dict):
             return
         stage, kind = ev.get("stage"), str(ev.get("kind") or "log")
+        stage = stage if isinstance(stage, str) else None
         data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
-        jobs.add_event(s, self.job_id, stage, kind, str(ev.get("message", "")), data)
+        if len(json.dumps(data, default=str)) > MAX_EVENT_DATA:
+            data = {"dropped": f"the event's data was over {MAX_EVENT_DATA} bytes"}
+        message = str(ev.get("message", ""))
+        if len(message) > MAX_EVENT_MESSAGE:
+            message = message[:MAX_EVENT_MESSAGE] + f" … ({len(message) - MAX_EVENT_MESSAGE} more characters cut)"
+        jobs.add_event(s, self.job_id, stage, kind, message, data)
         self.events_recorded += 1
+        self.event_bytes += len(message.encode()) + len(json.dumps(data, default=str))
         if kind == "stage_started" and stage:
             self._progress = max(self._progress, STAGE_PROGRESS.get(stage, self._progress))
             jobs.set_stage(s, self.job_id, stage, self._progress)
@@ -405,7 +424,8 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         with _scope(settings) as s:
             avoid = strategy_memory.avoid_list(s, claimed["team_id"])
 
-    child_env = dict(env or {})
+    # the job's processes' output reaches the worker's log prefixed with the job's id (isolation/child_output.py)
+    child_env = {**(env or {}), LABEL_ENV: f"job {job_id}"}
     monitor = _Monitor(job_id, worker_id, settings, workdir / "events.jsonl", cancel_file)
     monitor.start()
     limit = float(settings.job_time_limit_s)

@@ -56,3 +56,39 @@ def test_a_line_longer_than_a_chunk_is_skipped_in_bounded_reads(tmp_path):
     m.tail()
     assert m._offset == 3 * MAX_EVENTS_CHUNK and m.events_recorded == 0
     assert time.monotonic() - t0 < 10
+
+
+def _events_of_file(tmp_path, settings, session_factory, team_key, blobs, line: str, n: int):
+    """A job whose events.jsonl holds `n` copies of `line`, tailed by the worker's monitor: its recorded events."""
+    from kernelopt.service import job_queries, jobs
+
+    with session_factory() as s:
+        job, _ = jobs.create_job(s, team_key.team.id, "kernel.py", b"import triton\n", {"dtype": "fp32"}, None,
+                                 None, None, blobs, settings)
+        job_id = job.id
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "events.jsonl").write_text((line + "\n") * n)
+    m = _Monitor(job_id, "worker", settings, tmp_path / "events.jsonl", tmp_path / "CANCEL")
+    for _ in range(40):
+        m.tail()
+    assert m._offset == n * (len(line) + 1)  # every line read
+    with session_factory() as s:
+        return job_queries.events_after(s, job_id, 0, limit=100_000)
+
+
+def test_a_jobs_events_are_bounded_in_bytes_in_the_database(tmp_path, settings, session_factory, team_key, blobs):
+    # issue 36, break 5: 150 event lines of 1 MiB grew the shared SQLite file from 2.4 MB to 151 MB
+    import json
+
+    from kernelopt.worker.execute import MAX_EVENT_BYTES_PER_JOB, MAX_EVENT_MESSAGE
+
+    huge = json.dumps({"stage": "search", "kind": "progress", "message": "m" * ((1 << 20) - 30_000),
+                       "data": {"blob": "d" * 20_000}})
+    events = _events_of_file(tmp_path / "a", settings, session_factory, team_key, blobs, huge, 150)
+    assert len(events) == 151  # queued, then each line, its message cut and its data dropped
+    assert all(len(e.message) < MAX_EVENT_MESSAGE + 100 and len(json.dumps(e.data)) < 200 for e in events)
+    many = json.dumps({"stage": "search", "kind": "progress", "message": "m" * 3900})
+    events = _events_of_file(tmp_path / "b", settings, session_factory, team_key, blobs, many, 1500)
+    total = sum(len(e.message) + len(json.dumps(e.data)) for e in events)
+    assert total <= MAX_EVENT_BYTES_PER_JOB + 2 * MAX_EVENT_MESSAGE and len(events) < 1500
+    assert "more than 4 MiB of events: no more of its events are recorded" in events[-1].message
