@@ -250,3 +250,28 @@ def test_stage_children_of_a_job_orchestrator_are_held_to_the_process_limit(tmp_
                                   uid=lease.uid, scratch=tmp_path / "job")
     assert uid == lease.uid
     assert limit == Rlimits().processes
+
+
+
+def _fill(arg: tuple[str, int]) -> int:
+    """MiB written into a file of directory `arg[0]` before it refused (arg[1] at most)."""
+    directory, mib = arg
+    written = 0
+    try:
+        with open(os.path.join(directory, "fill"), "wb") as f:
+            for _ in range(mib):
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+                written += 1
+    except OSError:
+        pass
+    return written
+
+
+@pytest.mark.parametrize("directory", ["/tmp", "/dev/shm"])
+def test_a_child_cannot_fill_host_memory_through_a_tmpfs(monkeypatch, directory):
+    # issue 36, break 3: the sandbox's /tmp was a tmpfs of the host's default size (12 GiB), outside RLIMIT_AS.
+    # A child running as a job uid cannot write there at all; one that is root in its own user namespace (an
+    # unprivileged service) can, up to KERNELOPT_SANDBOX_TMP_MIB.
+    monkeypatch.setenv("KERNELOPT_SANDBOX_TMP_MIB", "8")
+    assert run_in_child(_fill, (directory, 32), timeout_s=60, read_only=TESTS) <= 8

@@ -147,7 +147,8 @@ class _Child:
             uid = policy.job_uid_of_this_process()
         gpu = uses_gpu({**os.environ, **(env or {})})
         confinement = Confinement(scratch=scratch_path, read_only=tuple(Path(os.path.abspath(p)) for p in read_only),
-                                  uid=uid, gpu=gpu, isolate=policy.enabled and not trusted)
+                                  uid=uid, gpu=gpu, isolate=policy.enabled and not trusted,
+                                  tmp_bytes=policy.tmp_bytes)
         child_env = child_environment(scratch_path, env)
         for d in (child_env["HOME"], child_env["XDG_CACHE_HOME"]):
             os.makedirs(d, exist_ok=True)

@@ -84,6 +84,8 @@ class SandboxPolicy:
     rlimits: Rlimits = field(default_factory=Rlimits)
     lease_dir: str = "/run/kernelopt-sandbox"  # root-only lock files of leased uids
     bwrap: str | None = None  # bubblewrap's path; None: the first `bwrap` on PATH
+    # the size of a child's /tmp (a tmpfs: host memory, outside RLIMIT_AS; it was 12 GiB, the host's default)
+    tmp_bytes: int = 2 << 30
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SandboxPolicy":
@@ -95,7 +97,8 @@ class SandboxPolicy:
                    uid_base=int(env.get("KERNELOPT_SANDBOX_UID_BASE", base.uid_base)),
                    uid_count=int(env.get("KERNELOPT_SANDBOX_UID_COUNT", base.uid_count)),
                    lease_dir=env.get("KERNELOPT_SANDBOX_LEASE_DIR", base.lease_dir),
-                   bwrap=env.get("KERNELOPT_SANDBOX_BWRAP") or None)
+                   bwrap=env.get("KERNELOPT_SANDBOX_BWRAP") or None,
+                   tmp_bytes=int(env.get("KERNELOPT_SANDBOX_TMP_MIB", base.tmp_bytes >> 20)) << 20)
 
     def job_uid_of_this_process(self) -> int | None:
         """This process's uid if it is one of the jobs' (a job's orchestrator), else None."""
@@ -269,6 +272,7 @@ class Confinement:
     uid: int | None = None  # the job's leased uid; None: the caller's own
     gpu: bool = True  # bind the GPU device nodes (and lift the address-space limit)
     isolate: bool = True  # False: a trusted child (the orchestrator): curated env and uid only
+    tmp_bytes: int = 2 << 30  # the size of its /tmp (SandboxPolicy.tmp_bytes)
 
 
 def _readable_roots() -> list[Path]:
@@ -336,9 +340,11 @@ def bwrap_argv(c: Confinement, bwrap: str) -> list[str]:
 
     # The fresh mounts first: a bind below /tmp (an environment or a checkout there) must land
     # on the new tmpfs, not be hidden by it.
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind-try", "/sys", "/sys"]
+    # /tmp and /dev/shm are tmpfs: host memory outside RLIMIT_AS, so each has a size
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(c.tmp_bytes), "--tmpfs", "/dev/shm",
+             "--size", str(c.tmp_bytes), "--tmpfs", "/tmp", "--ro-bind-try", "/sys", "/sys"]
     seen.update(("/proc", "/dev", "/sys"))
-    made.add("/tmp")
+    made.update(("/tmp", "/dev/shm"))
     for root in _readable_roots():
         ro(root)
     for name in _ETC_FILES:
