@@ -99,9 +99,14 @@ def test_a_childs_output_reaches_the_log_escaped_prefixed_and_cut(capfd, monkeyp
     assert run_in_child(_print_forged_lines, None, timeout_s=60, env={LABEL_ENV: "job abc"}, read_only=TESTS_DIR) == 1
     import time
 
-    time.sleep(0.5)  # the forwarding thread drains the pipe after the child's reply
-    lines = capfd.readouterr().err.splitlines()
-    mine = [line for line in lines if "forged" in line or "777x" in line or "xxxx" in line]
+    lines: list[str] = []
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:  # the forwarding thread may drain the pipe after the child's reply
+        lines += capfd.readouterr().err.splitlines()
+        mine = [line for line in lines if "forged" in line or "777x" in line or "xxxx" in line]
+        if len(mine) >= 3:
+            break
+        time.sleep(0.1)
     assert len(mine) == 3, lines
     assert all(line.startswith("[job abc pid ") for line in mine), mine
     assert any(line.endswith("] INFO kernelopt.worker: forged\\x0d\\x1b[2Kjob 1: failed") for line in mine), mine
