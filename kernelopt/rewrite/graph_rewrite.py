@@ -53,20 +53,20 @@ class GraphRewrite:
 
 def rewrite_graph(gm: GraphModule, catalogue: Sequence[Identity] = CATALOGUE) -> GraphRewrite:
     """Rewrite `gm` in place with every identity of `catalogue` that matches, to a fixpoint."""
-    result = GraphRewrite(before=graph_cost(gm))
+    cost = graph_cost(gm)  # of the graph as it stands: each rewrite's "after" is the next one's "before"
+    result = GraphRewrite(before=cost)
     skipped: set[tuple[str, str]] = set()
     while len(result.applied) < MAX_REWRITES:
         found = _first_match(gm, catalogue, skipped)
         if found is None:
             break
         node, rw = found
-        cost = graph_cost(gm)
         try:
             new = splice(gm, rw.end, rw.fn, rw.inputs)
         except (NotTraceable, RuntimeError, TypeError, ValueError) as exc:  # the identity's function failed to trace
             skipped.add((rw.identity, node.name))
             result.errors.append(f"{rw.identity} at {rw.where}: {type(exc).__name__}: {str(exc)[:200]}")
-            gm.graph.eliminate_dead_code()
+            gm.graph.eliminate_dead_code()  # whatever was spliced is unused: the graph is as it was
             continue
         rw.end.replace_all_uses_with(new)
         gm.graph.eliminate_dead_code()
@@ -74,7 +74,8 @@ def rewrite_graph(gm: GraphModule, catalogue: Sequence[Identity] = CATALOGUE) ->
         propagate(gm)
         after = graph_cost(gm)
         result.applied.append(AppliedRewrite(rw.identity, rw.where, cost.flops, after.flops, cost.bytes, after.bytes))
-    result.after = graph_cost(gm)
+        cost = after
+    result.after = cost
     result.dependence = input_dependence(gm)
     return result
 
