@@ -205,6 +205,9 @@ class _Stub:
     def run(self, *args, stream=None):
         self.seen.append([a.clone() if isinstance(a, torch.Tensor) else a for a in args])
 
+    def __call__(self, *args):  # a CPU capture's C++ kernel is called directly
+        self.run(*args)
+
 
 def _fake_output_module(group, seen: list) -> types.ModuleType:
     from torch._inductor.select_algorithm import extern_kernels
@@ -294,8 +297,13 @@ def test_gate3_strict_admits_the_emulation_only_by_the_float64_test_and_rejects_
     g = _conv_group("04_conv_groupnorm_mean")
     baseline = path.read_text()
     tf32 = candidate_source(g, "tf32")
-    reason, _ = strict_verdict({g.name: tf32}, baseline)
-    assert reason and "reduced precision" in reason and "'tf32'" in reason
+    # plain TF32 cuDNN: the baseline's own math where its convolution ran TF32 (SPEC §3), and only there
+    ops = {g.name: g.op}
+    assert strict_verdict({g.name: tf32}, baseline, library_ops=ops, modes={"cudnn.allow_tf32": True}) == (None, {})
+    reason, _ = strict_verdict({g.name: tf32}, baseline, library_ops=ops, modes={"cudnn.allow_tf32": False})
+    assert reason and "in TF32, but the baseline's call ran in IEEE fp32" in reason
+    reason, _ = strict_verdict({g.name: tf32}, baseline)  # nothing recorded: not admitted
+    assert reason and "TF32" in reason
     assert any("declared precision 'tf32'" in m for m in reduced_precision_markers(tf32))
     assert strict_verdict({g.name: candidate_source(g, "channels_last")}, baseline) == (None, {})
     reason, emulated = strict_verdict({g.name: candidate_source(g, "split3")}, baseline)

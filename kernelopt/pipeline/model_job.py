@@ -362,7 +362,9 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
     def gates_3_4(combination: dict[str, str]) -> tuple[bool, float]:
         replacements = {k: sources[cid] for k, cid in combination.items()}
         req = StitchedRequest(ctx.problem_path, str(ctx.workdir), replacements, precision=opts.precision,
-                              rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype)
+                              rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype,
+                              library_ops={g.name: g.op for g in groups if g.name in replacements and g.op != CHAIN_OP},
+                              library_modes=_library_modes(ctx, cg))
         v = run_gates_3_4(ctx, req, opts.gamma)
         g3, g4, timing = v.gate3, v.gate4, v.timing
         if g4 is None or timing is None:

@@ -87,6 +87,12 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   # heuristic's on all 19 suite shapes (within 1%), and the candidate 0.998-1.001x of the group
                   # on level2/03-11 (benchmarks/results/2026-12-05-h100-conv-autotune): a search with nothing to win
                   default=False),
+    GeneratorSpec("conv_transpose_phases",
+                  "kernelopt.search.generators.conv_transpose_phases:ConvTransposePhasesGenerator", ("group",),
+                  "library groups on a transposed extern_kernels.convolution + epilogue (ConvTranspose1d/2d/3d, "
+                  "stride, padding, output_padding, dilation, groups): one cuDNN forward convolution per output "
+                  "phase on the re-sliced live weights (sub-pixel decomposition; heuristic or timed algorithm), "
+                  "in the caller's math mode; epilogue unchanged", ("strict", "tf32")),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",

@@ -32,29 +32,81 @@ _LOW_DTYPES = {"float16", "bfloat16", "half", "float8e4nv", "float8e5", "float8e
                "float8e5b16", "float8_e4m3fn", "float8_e5m2"}
 _DTYPE_MODULES = {"tl", "triton.language", "language", "torch"}
 _TF32_PRECISIONS = {"tf32", "tf32x3", "bf16x3", "bf16x6"}
-def strict_verdict(replacements: dict[str, str], baseline_source: str,
-                   dtype: str = "fp32") -> tuple[str | None, dict[str, str]]:
+def strict_verdict(replacements: dict[str, str], baseline_source: str, dtype: str = "fp32",
+                   library_ops: dict[str, str] | None = None,
+                   modes: dict | None = None) -> tuple[str | None, dict[str, str]]:
     """Gate 3 under `strict` (docs/architecture.md, Precision policies): (why the combination is rejected, or None;
     {replacement: declared fp32 emulation} that must pass the float64 ρ test).
 
     A replacement that declares a reduced precision, or whose code computes in one
     (markers beyond the baseline's) without declaring an fp32 emulation, is rejected
-    whatever its error.
+    whatever its error — except the one the baseline's own call ran in: a replacement of a
+    library call (`library_ops`: {replacement: the op of the call it replaces}) may compute in
+    TF32 where the capture recorded that call's family running TF32 (`modes`,
+    compiled.capture.library_math_modes: cuDNN convolutions by PyTorch's default, cuBLAS GEMMs
+    only where the user allowed it). Its other markers (casts, fp16/bf16, approximate math) are
+    still rejected; a replacement of a Triton kernel (an epilogue) never computes in TF32.
     """
     emulated: dict[str, str] = {}
+    library_ops, modes = library_ops or {}, modes or {}
     for name, source in replacements.items():
         declared = declared_precision(source)
         if declared in FP32_EMULATIONS:
             emulated[name] = declared
             continue
-        if declared is not None and declared not in FULL_FP32 | {LIBRARY_MODE}:
+        tf32 = baseline_tf32(library_ops.get(name), modes, dtype)
+        fp32_data = getattr(dtype, "value", dtype) == "fp32"  # bf16/fp16 data have fewer bits than TF32 products
+        if declared == TF32_MODE and not tf32 and fp32_data:
+            return tf32_refusal(name, library_ops.get(name), modes), emulated
+        if declared is not None and declared not in FULL_FP32 | {LIBRARY_MODE, TF32_MODE}:
             return (f"{name} computes in reduced precision (declared {declared!r}): rejected under the "
                     "strict policy whatever its error"), emulated
         new = introduced_markers(source, baseline_source, dtype)
+        if tf32:  # the TF32 of the call it replaces is the baseline's own math
+            new = [m for m in new if not is_tf32_marker(m)]
+        elif any(is_tf32_marker(m) for m in new) and library_ops.get(name):
+            return tf32_refusal(name, library_ops.get(name), modes), emulated
         if new:
             return (f"{name} computes in reduced precision ({new[0]}): rejected under the strict policy "
                     "whatever its error"), emulated
     return None, emulated
+
+
+#: what a replacement declares (`KERNELOPT_PRECISION = "tf32"`) when it computes a library call's products in TF32
+TF32_MODE = "tf32"
+
+
+def baseline_tf32(op: str | None, modes: dict, dtype: str = "fp32") -> str | None:
+    """The math-mode flag under which the baseline's library call `op` ran fp32 data in TF32 (recorded at
+    capture), or None: it ran IEEE fp32, or `op` is no library call, or the data is not fp32."""
+    if op is None or getattr(dtype, "value", dtype) != "fp32":
+        return None
+    for flag, _, ops in _LIBRARY_MODES:
+        if op_name(op) in ops and modes.get(flag):
+            return flag
+    return None
+
+
+def tf32_refusal(name: str, op: str | None, modes: dict) -> str:
+    """Why a TF32 replacement is rejected under `strict`, naming the mode the baseline's call ran in."""
+    if op is None:
+        return (f"{name} computes in TF32 but replaces no library call (an epilogue or Inductor kernel computes "
+                "in the data's precision): rejected under the strict policy whatever its error")
+    for flag, what, ops in _LIBRARY_MODES:
+        if op_name(op) in ops:
+            recorded = "not recorded" if flag not in modes else f"`{flag}` = {modes[flag]} at capture"
+            return (f"{name} computes its {what} in TF32, but the baseline's call ran in IEEE fp32 ({recorded}): "
+                    "rejected under the strict policy whatever its error")
+    return (f"{name} computes in TF32, but the call it replaces ({op}) is neither a cuDNN convolution nor a cuBLAS "
+            "GEMM: rejected under the strict policy whatever its error")
+
+
+def is_tf32_marker(marker: str) -> bool:
+    """Whether a marker (`introduced_markers`' text) is TF32 products or a TF32 math mode, and nothing lower."""
+    text = marker.lower()
+    if "tf32x3" in text or "bf16" in text or "float16" in text or "half" in text or "float8" in text:
+        return False
+    return "tf32" in text
 
 
 def _dotted(node: ast.AST) -> str:

@@ -35,6 +35,10 @@ class StitchedRequest:
     # a whole-graph candidate: the captured module of a rewritten graph (rewrite/stage.py) instead of the
     # baseline's with kernels replaced
     candidate_dir: str | None = None
+    # {replacement: the op of the library call it replaces} and the math modes the baseline's calls ran under
+    # (compiled.capture.library_math_modes): under `strict` a replacement may compute in its call's mode
+    library_ops: dict[str, str] = field(default_factory=dict)
+    library_modes: dict = field(default_factory=dict)
 
 
 def candidate_context(ctx: ModelContext, req: StitchedRequest) -> ModelContext:
@@ -52,7 +56,8 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
         # a rewritten graph is judged as one replacement: Inductor's module for it against the baseline's
         judged = ({"the rewritten graph": Path(cand.captured.module_path).read_text()} if req.candidate_dir
                   else req.replacements)
-        reason, emulated = strict_verdict(judged, Path(ctx.captured.module_path).read_text(), req.dtype)
+        reason, emulated = strict_verdict(judged, Path(ctx.captured.module_path).read_text(), req.dtype,
+                                          library_ops=req.library_ops, modes=req.library_modes)
         if reason:
             return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
     mod = cand.module(req.replacements)
