@@ -15,7 +15,9 @@ shape, benchmarks/results/2026-12-06-h100-conv-transpose-phases: not proposed.)
 
 Measured there on one H100: on the suite's stride-2 shapes cuDNN's own transposed call (its dgrad
 kernels) is 1.3-6.8x faster than the phases; on the dilated grouped one (level1/23) the phases are
-1.12x (channels-last operands) to 1.57x (NCHW) faster. Gates 2-4 decide per group.
+1.12x (channels-last operands) to 1.57x (NCHW) faster, in TF32, where cuDNN's own call computed
+fp32-accurately (no TF32 kernel for that case): Gate 3 judges the numbers, not the flag. Gates 2-4 decide
+per group.
 """
 from __future__ import annotations
 
