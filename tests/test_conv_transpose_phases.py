@@ -194,8 +194,12 @@ def test_tf32_in_a_gemm_or_an_epilogue_or_below_tf32_is_still_rejected():
     modes = {"cudnn.allow_tf32": True, "cuda.matmul.allow_tf32": False}
     reason, _ = strict_verdict({"grp": _TRITON_CONV}, _BASELINE, library_ops={"grp": "addmm"}, modes=modes)
     assert "cuBLAS GEMM in TF32" in reason and "`cuda.matmul.allow_tf32` = False" in reason
+    # an epilogue kernel's replacement replaces no library call: its TF32 is reduced precision, as ever
     reason, _ = strict_verdict({"triton_poi_fused_relu_0": _TRITON_CONV}, _BASELINE, library_ops={}, modes=modes)
-    assert "replaces no library call" in reason
+    assert "computes in reduced precision (declared 'tf32')" in reason
+    undeclared = _TRITON_CONV.replace('KERNELOPT_PRECISION = "tf32"\n', "")
+    reason, _ = strict_verdict({"triton_poi_fused_relu_0": undeclared}, _BASELINE, library_ops={}, modes=modes)
+    assert "computes in reduced precision" in reason and "tf32" in reason
     cast = _TRITON_CONV.replace("acc = tl.dot(a, b", "acc = tl.dot(a.to(tl.bfloat16), b.to(tl.bfloat16)")
     reason, _ = strict_verdict({"grp": cast}, _BASELINE, library_ops={"grp": "convolution"}, modes=modes)
     assert reason is not None and "bfloat16" in reason

@@ -5,6 +5,9 @@ model path (pipeline/kernel_job.py, pipeline/model_job.py); both raise these exc
 """
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -56,6 +59,10 @@ class JobContext:
     llm_settings: Any = None
     avoid: list[dict] = field(default_factory=list)
     agent_session: Any = None  # agents.session.AgentSession, made by the first agent generator attached
+    # Gate 3's reference outputs (verify/model_outputs.py): written once per job by their own child into a
+    # private directory outside the work directory, where no candidate's child can reach them
+    reference_dir: Optional[Path] = None
+    reference_manifests: dict = field(default_factory=dict)  # seeds tuple -> OutputsManifest
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -136,16 +143,20 @@ class JobContext:
             raise JobCancelled("cancelled")
 
     def child(self, fn: Callable, arg, *, limit_s: float, what: str, env: dict | None = None,
-              session: ChildSession | None = None):
-        """Run a stage function in a fresh child (or in `session`'s), bounded by the job's remaining budget."""
+              session: ChildSession | None = None, scratch: str | Path | None = None,
+              read_only: tuple[str, ...] | None = None):
+        """Run a stage function in a fresh child (or in `session`'s), bounded by the job's remaining budget.
+
+        `scratch`/`read_only`: the child's writable directory and what else it may read (default: the job's
+        work directory, and the submission)."""
         timeout = min(limit_s, self.remaining_s())
         if timeout <= 1:
             raise JobFallback(Cause.TIMEOUT, f"time budget of {self.options.time_budget_s:.0f} s spent before {what}")
         try:
             if session is not None:
                 return session.call(fn, arg, timeout_s=timeout)
-            return run_in_child(fn, arg, timeout_s=timeout, env=env, scratch=self.workdir,
-                                read_only=self.sandbox_read_only)
+            return run_in_child(fn, arg, timeout_s=timeout, env=env, scratch=scratch or self.workdir,
+                                read_only=self.sandbox_read_only if read_only is None else read_only)
         except ChildError as exc:
             if isinstance(exc.error, ProblemError):
                 raise JobFailed(str(exc.error)) from None
@@ -168,7 +179,18 @@ class JobContext:
             self.stage_seconds[name] = round(self.stage_seconds.get(name, 0.0) + time.monotonic() - t0, 2)
         self.emit(name, "stage_finished", f"{name} done in {self.stage_seconds[name]:.1f} s")
 
+    def private_reference_dir(self) -> Path:
+        """The job's directory for Gate 3's reference outputs: outside the work directory (no candidate's
+        child mounts it), readable by this job only; removed when the job closes."""
+        if self.reference_dir is None:
+            self.reference_dir = Path(tempfile.mkdtemp(prefix="kernelopt-reference-"))
+            os.chmod(self.reference_dir, 0o700)
+        return self.reference_dir
+
     def close(self) -> None:
+        if self.reference_dir is not None:
+            shutil.rmtree(self.reference_dir, ignore_errors=True)
+            self.reference_dir = None
         self.setup_session.close()
         self.events.close()
         self.trajectory.close()

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import tempfile
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
+from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.core.timing import Timing, merge_timings
 from kernelopt.pipeline.context import JobContext
+from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
+from kernelopt.verify.model_outputs import OutputsRequest, candidate_outputs, reference_outputs
 from kernelopt.verify.result import GateResult
-from kernelopt.verify.stitched_model import StitchedRequest, gate3_stitched, time_stitched
+from kernelopt.verify.stitched_model import StitchedRequest, time_stitched
 
 
 @dataclass
@@ -24,10 +31,42 @@ class ModelVerdict:
         return self.gate3.passed and self.gate4 is not None and self.gate4.passed
 
 
+def gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
+    """Gate 3 computed apart: eager's outputs from one child (once per job, in a directory no candidate's child
+    can reach), the candidate's from another, the verdict from a third that runs no submitted or generated
+    code (verify/model_outputs.py, verify/gate3_judge.py)."""
+    seeds = tuple(req.seeds)
+    ref_dir = ctx.private_reference_dir()
+    out_req = OutputsRequest(req.problem_path, req.workdir, str(ref_dir), list(seeds), req.dtype, req.device)
+    reference = ctx.reference_manifests.get(seeds)
+    if reference is None:
+        reference = ctx.child(reference_outputs, out_req, limit_s=600, what="Gate 3 (eager reference)",
+                              scratch=ref_dir, read_only=ctx.sandbox_read_only + (str(ctx.workdir),))
+        ctx.reference_manifests[seeds] = reference
+    cand_dir = Path(req.workdir) / "gate3" / f"candidate-{len(ctx.reference_manifests)}-{time.monotonic_ns()}"
+    cand_dir.mkdir(parents=True, exist_ok=True)
+    judge_scratch = Path(tempfile.mkdtemp(prefix="kernelopt-judge-"))
+    try:
+        candidate = ctx.child(candidate_outputs, dataclasses.replace(
+            out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
+            float64=False), limit_s=600, what="Gate 3 (candidate)")
+        captured = CapturedGraph.load(req.workdir)
+        judged = ({"the rewritten graph": Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
+                  if req.candidate_dir else dict(req.replacements))
+        judge = JudgeRequest(str(ref_dir), str(cand_dir), reference, candidate, list(seeds), req.precision,
+                             req.rho_max, req.dtype, judged, Path(captured.module_path).read_text(),
+                             dict(req.library_ops), dict(req.library_modes))
+        return ctx.child(judge_gate3, judge, limit_s=600, what="Gate 3 (judge)", scratch=judge_scratch,
+                         read_only=(str(ref_dir), str(cand_dir)))
+    finally:
+        shutil.rmtree(cand_dir, ignore_errors=True)
+        shutil.rmtree(judge_scratch, ignore_errors=True)
+
+
 def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool = True) -> ModelVerdict:
     """Gate 3 (against eager, float64 fallback), then Gate 4 (interleaved timing; more rounds when the first
     five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured)."""
-    g3 = ctx.child(gate3_stitched, req, limit_s=600, what="Gate 3")
+    g3 = gate3(ctx, req)
     if not g3.passed or not timed:
         return ModelVerdict(g3)
     timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")

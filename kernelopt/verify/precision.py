@@ -56,16 +56,18 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str, dtype: st
             continue
         tf32 = baseline_tf32(library_ops.get(name), modes, dtype)
         fp32_data = getattr(dtype, "value", dtype) == "fp32"  # bf16/fp16 data have fewer bits than TF32 products
-        if declared == TF32_MODE and not tf32 and fp32_data:
-            return tf32_refusal(name, library_ops.get(name), modes), emulated
-        if declared is not None and declared not in FULL_FP32 | {LIBRARY_MODE, TF32_MODE}:
+        op = library_ops.get(name)
+        if declared == TF32_MODE and not tf32 and fp32_data and op:
+            return tf32_refusal(name, op, modes), emulated
+        admitted = FULL_FP32 | {LIBRARY_MODE} | ({TF32_MODE} if tf32 or not fp32_data else set())
+        if declared is not None and declared not in admitted:
             return (f"{name} computes in reduced precision (declared {declared!r}): rejected under the "
                     "strict policy whatever its error"), emulated
         new = introduced_markers(source, baseline_source, dtype)
         if tf32:  # the TF32 of the call it replaces is the baseline's own math
             new = [m for m in new if not is_tf32_marker(m)]
-        elif any(is_tf32_marker(m) for m in new) and library_ops.get(name):
-            return tf32_refusal(name, library_ops.get(name), modes), emulated
+        elif any(is_tf32_marker(m) for m in new) and op:
+            return tf32_refusal(name, op, modes), emulated
         if new:
             return (f"{name} computes in reduced precision ({new[0]}): rejected under the strict policy "
                     "whatever its error"), emulated
@@ -87,11 +89,8 @@ def baseline_tf32(op: str | None, modes: dict, dtype: str = "fp32") -> str | Non
     return None
 
 
-def tf32_refusal(name: str, op: str | None, modes: dict) -> str:
+def tf32_refusal(name: str, op: str, modes: dict) -> str:
     """Why a TF32 replacement is rejected under `strict`, naming the mode the baseline's call ran in."""
-    if op is None:
-        return (f"{name} computes in TF32 but replaces no library call (an epilogue or Inductor kernel computes "
-                "in the data's precision): rejected under the strict policy whatever its error")
     for flag, what, ops in _LIBRARY_MODES:
         if op_name(op) in ops:
             recorded = "not recorded" if flag not in modes else f"`{flag}` = {modes[flag]} at capture"

@@ -6,17 +6,13 @@ times baseline and re-stitched module side by side in one fresh process.
 """
 from __future__ import annotations
 
-import copy
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.restitch import ModelContext
-from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.timing import Timing, bench_interleaved
-from kernelopt.load.problem import output_leaves
-from kernelopt.verify.gate3_model import check_model
-from kernelopt.verify.precision import strict_verdict
 from kernelopt.verify.result import GateResult
 
 
@@ -47,61 +43,28 @@ def candidate_context(ctx: ModelContext, req: StitchedRequest) -> ModelContext:
 
 
 def gate3_stitched(req: StitchedRequest) -> GateResult:
-    import torch
+    """Gate 3 in this process, through the same three steps the job runs in three children (pipeline/gates.py:
+    gate3): eager's outputs, the candidate's, and the judge's comparison of the files they wrote. For tools
+    and tests; a job never computes a verdict where candidate code runs."""
+    import tempfile
+
+    from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
+    from kernelopt.verify.model_outputs import OutputsRequest, candidate_outputs, reference_outputs
 
     ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
-    cand = candidate_context(ctx, req)
-    emulated: dict[str, str] = {}
-    if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:
-        # a rewritten graph is judged as one replacement: Inductor's module for it against the baseline's
+    with tempfile.TemporaryDirectory(prefix="kernelopt-gate3-") as tmp:
+        ref_dir, cand_dir = Path(tmp) / "reference", Path(tmp) / "candidate"
+        out = OutputsRequest(req.problem_path, req.workdir, str(ref_dir), list(req.seeds), req.dtype, req.device)
+        reference = reference_outputs(out)
+        candidate = candidate_outputs(dataclasses.replace(out, out_dir=str(cand_dir), replacements=req.replacements,
+                                                          candidate_dir=req.candidate_dir, float64=False))
+        cand = candidate_context(ctx, req)
         judged = ({"the rewritten graph": Path(cand.captured.module_path).read_text()} if req.candidate_dir
                   else req.replacements)
-        reason, emulated = strict_verdict(judged, Path(ctx.captured.module_path).read_text(), req.dtype,
-                                          library_ops=req.library_ops, modes=req.library_modes)
-        if reason:
-            return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None)
-    mod = cand.module(req.replacements)
-    model = ctx.model
-    worst: GateResult | None = None
-    rhos = []
-    for seed in req.seeds:
-        inputs = ctx.inputs(seed)
-        with torch.no_grad():
-            torch.manual_seed(seed)
-            r32 = _leaves(model(*inputs))
-            torch.manual_seed(seed)
-            o32 = cand.run(mod, inputs)
-
-        def r64(inputs=inputs, seed=seed):
-            model64 = copy.deepcopy(model).to(torch.float64)
-            with torch.no_grad():
-                torch.manual_seed(seed)
-                return _leaves(model64(*[x.to(torch.float64) if isinstance(x, torch.Tensor)
-                                         and x.is_floating_point() else x for x in inputs]))
-
-        result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated),
-                             dtype=req.dtype)
-        result.metrics["seed"] = seed
-        if emulated:
-            result.metrics["emulation"] = dict(emulated)
-        if result.metrics.get("rho") is not None:
-            rhos.append(result.metrics["rho"])
-        if not result.passed:
-            return result
-        worst = result if worst is None or _rho(result) >= _rho(worst) else worst
-    assert worst is not None, "no seeds to verify"  # every seed sets it or returns
-    worst.metrics["rho_max_over_seeds"] = max(rhos) if rhos else None
-    worst.metrics["seeds"] = list(req.seeds)
-    return worst
-
-
-def _rho(r: GateResult) -> float:
-    v = r.metrics.get("rho")
-    return -1.0 if v is None else float(v)
-
-
-def _leaves(out) -> list:
-    return output_leaves(out)
+        return judge_gate3(JudgeRequest(str(ref_dir), str(cand_dir), reference, candidate, list(req.seeds),
+                                        req.precision, req.rho_max, req.dtype, judged,
+                                        Path(ctx.captured.module_path).read_text(), req.library_ops,
+                                        req.library_modes))
 
 
 def time_stitched(req: StitchedRequest) -> Timing:
