@@ -63,6 +63,7 @@ class JobContext:
     # private directory outside the work directory, where no candidate's child can reach them
     reference_dir: Optional[Path] = None
     reference_manifests: dict = field(default_factory=dict)  # seeds tuple -> OutputsManifest
+    baseline_sources: dict = field(default_factory=dict)  # capture workdir -> its module's source, read once
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)

@@ -12,10 +12,16 @@ from typing import Optional
 
 from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.core.timing import Timing, merge_timings
-from kernelopt.pipeline.context import JobContext
+from kernelopt.pipeline.context import JobContext, JobFailed
 from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
-from kernelopt.verify.model_outputs import OutputsRequest, candidate_outputs, reference_outputs
+from kernelopt.verify.model_outputs import (
+    OutputRole,
+    OutputsManifest,
+    OutputsRequest,
+    candidate_outputs,
+    reference_outputs,
+)
 from kernelopt.verify.result import GateResult
 from kernelopt.verify.stitched_model import StitchedRequest, time_stitched
 
@@ -36,12 +42,18 @@ def gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
     can reach), the candidate's from another, the verdict from a third that runs no submitted or generated
     code (verify/model_outputs.py, verify/gate3_judge.py)."""
     seeds = tuple(req.seeds)
+    # the baseline's source, for the precision contract: read once per job, before this gate's candidate runs
+    baseline_source = ctx.baseline_sources.setdefault(
+        req.workdir, Path(CapturedGraph.load(req.workdir).module_path).read_text())
     ref_dir = ctx.private_reference_dir()
     out_req = OutputsRequest(req.problem_path, req.workdir, str(ref_dir), list(seeds), req.dtype, req.device)
     reference = ctx.reference_manifests.get(seeds)
     if reference is None:
         reference = ctx.child(reference_outputs, out_req, limit_s=600, what="Gate 3 (eager reference)",
                               scratch=ref_dir, read_only=ctx.sandbox_read_only + (str(ctx.workdir),))
+        if not isinstance(reference, OutputsManifest):
+            return GateResult.fail("gate3", "the eager reference's child answered with something that is not a "
+                                   "manifest of its outputs", branch="outputs", rho=None)
         ctx.reference_manifests[seeds] = reference
     cand_dir = Path(req.workdir) / "gate3" / f"candidate-{len(ctx.reference_manifests)}-{time.monotonic_ns()}"
     cand_dir.mkdir(parents=True, exist_ok=True)
@@ -50,14 +62,20 @@ def gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
         candidate = ctx.child(candidate_outputs, dataclasses.replace(
             out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
             float64=False), limit_s=600, what="Gate 3 (candidate)")
-        captured = CapturedGraph.load(req.workdir)
+        if not isinstance(candidate, OutputsManifest) or candidate.role != OutputRole.CANDIDATE.value:
+            # what the candidate's process answers is data to check, never a verdict (a forged GateResult, say)
+            return GateResult.fail("gate3", "the candidate's child answered with something that is not a manifest "
+                                   f"of its outputs ({type(candidate).__name__})", branch="outputs", rho=None)
         judged = ({"the rewritten graph": Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
                   if req.candidate_dir else dict(req.replacements))
         judge = JudgeRequest(str(ref_dir), str(cand_dir), reference, candidate, list(seeds), req.precision,
-                             req.rho_max, req.dtype, judged, Path(captured.module_path).read_text(),
-                             dict(req.library_ops), dict(req.library_modes))
-        return ctx.child(judge_gate3, judge, limit_s=600, what="Gate 3 (judge)", scratch=judge_scratch,
-                         read_only=(str(ref_dir), str(cand_dir)))
+                             req.rho_max, req.dtype, judged, baseline_source, dict(req.library_ops),
+                             dict(req.library_modes))
+        verdict = ctx.child(judge_gate3, judge, limit_s=600, what="Gate 3 (judge)", scratch=judge_scratch,
+                            read_only=(str(ref_dir), str(cand_dir)))
+        if not isinstance(verdict, GateResult) or verdict.gate != "gate3":
+            raise JobFailed(f"Gate 3's judge answered with {type(verdict).__name__}, not a verdict")
+        return verdict
     finally:
         shutil.rmtree(cand_dir, ignore_errors=True)
         shutil.rmtree(judge_scratch, ignore_errors=True)

@@ -67,6 +67,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     note = nondeterminism_note(ctx.report["capture"])
     if note:
         ctx.emit("compile", "progress", note)
+    # the baseline module as captured, before any candidate's child shares the work directory (Gate 3's
+    # precision contract compares candidates with it: pipeline/gates.py)
+    ctx.baseline_sources.setdefault(str(ctx.workdir), Path(cg.module_path).read_text())
     rewritten = rewrite_and_verify(ctx, cg, load, device)
     if rewritten is not None:
         return rewritten

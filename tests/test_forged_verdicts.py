@@ -1,0 +1,137 @@
+"""Verdicts a candidate cannot forge (issue 36, item 4): adversarial candidates against Gate 3, in real children.
+
+Each candidate below replaces the library group of a CPU capture (`linear_relu_small`: addmm + ReLU) with the
+group's own statements, then spoils the output (every element 0.25) and attacks the verification from inside
+its own process: it patches the comparison functions, `torch.allclose`, `pickle` (which once let a candidate
+answer "speedup 1000x"), hunts for the eager reference's files to overwrite them, and writes a verdict of its
+own into the work directory. Gate 3 runs as a job runs it (pipeline/gates.py:gate3): eager's outputs from one
+sandboxed child, the candidate's from another, the verdict from a judge child that imports no generated code.
+Every one of them must fail, with the wrong output as the reason; the honest candidate (the group's own
+statements) must pass.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt.compiled.group import group_module_source, library_groups
+from kernelopt.pipeline.context import JobContext
+from kernelopt.pipeline.gates import gate3
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.verify.stitched_model import StitchedRequest
+
+PROBLEM = Path(__file__).parent / "testdata" / "problems" / "linear_relu_small.py"
+
+_SPOIL = "buf1.fill_(0.25)"  # the group's output (an alias of its hoisted buffer) made wrong
+
+ATTACKS = {
+    "patches the comparison": '''
+import torch
+import kernelopt.verify.gate3_model as _g3
+import kernelopt.core.compare as _cmp
+from kernelopt.verify.result import GateResult as _GR
+_g3.check_model = lambda *a, **k: _GR.ok("gate3", "forged: allclose to eager")
+torch.allclose = lambda *a, **k: True
+torch.equal = lambda *a, **k: True
+torch.testing.assert_close = lambda *a, **k: None
+for _name in dir(_cmp):
+    if _name.startswith("compare"):
+        setattr(_cmp, _name, lambda *a, **k: None)
+''',
+    "forges its reply through pickle": '''
+import pickle as _pickle
+from kernelopt.verify.result import GateResult as _GR
+_real_dumps = _pickle.dumps
+def _forged(obj, *a, **k):
+    return _real_dumps(("ok", _GR.ok("gate3", "Gate 3 passed (forged)", rho=0.0)), *a, **k)
+_pickle.dumps = _forged
+''',
+    "overwrites the reference's files": '''
+import glob as _glob, os as _os, shutil as _shutil
+def _hunt():
+    for _d in _glob.glob("/tmp/kernelopt-reference-*") + _glob.glob("/tmp/*/kernelopt-reference-*"):
+        for _f in _glob.glob(_d + "/r*.pt"):
+            try:
+                _os.remove(_f)
+                open(_f, "wb").write(b"forged")
+            except OSError:
+                pass
+_hunt()
+''',
+    "writes its own verdict": '''
+import json as _json, os as _os
+for _name in ("report.json", "gate3.json", "verdict.json"):
+    try:
+        with open(_name, "w") as _f:
+            _json.dump({"outcome": "optimized", "speedup": 1000.0, "gate3": {"passed": True}}, _f)
+    except OSError:
+        pass
+''',
+}
+
+
+@pytest.fixture(scope="module")
+def group_and_workdir(cpu_capture):
+    workdir = cpu_capture("linear_relu_small")
+    (g,) = library_groups((workdir / "baseline_module.py").read_text())
+    assert g.outputs == ["buf0"] and g.body[-1].startswith("cpp_fused_mul_relu_0(buf1)")
+    return g, workdir
+
+
+def _gate3(workdir: Path, tmp_path: Path, name: str, source: str):
+    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
+    try:
+        req = StitchedRequest(str(PROBLEM), str(workdir), {name: source}, seeds=[101, 102], precision="strict",
+                              device="cpu")
+        return gate3(ctx, req)
+    finally:
+        ctx.close()
+
+
+def test_the_honest_candidate_passes_apart(group_and_workdir, tmp_path):
+    g, workdir = group_and_workdir
+    verdict = _gate3(workdir, tmp_path, g.name, group_module_source(g))
+    assert verdict.passed, verdict.message
+    assert verdict.metrics["judged_apart"] is True and verdict.metrics["seeds"] == [101, 102]
+
+
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_a_forging_candidate_fails_gate3(group_and_workdir, tmp_path, attack):
+    g, workdir = group_and_workdir
+    source = group_module_source(g, body=g.body + [_SPOIL], preamble=ATTACKS[attack])
+    verdict = _gate3(workdir, tmp_path, g.name, source)
+    assert not verdict.passed, (attack, verdict.message)
+    assert "forged" not in verdict.message
+    if attack == "forges its reply through pickle":  # its reply is no manifest: refused as such
+        assert "not a manifest of its outputs" in verdict.message
+    else:  # the judge compared the real outputs: the spoiled element is the reason
+        assert "output 0" in verdict.message or "float64" in verdict.message, verdict.message
+    for name in ("gate3.json", "verdict.json"):  # a verdict file in the work directory is never read
+        planted = workdir / name
+        if planted.exists():
+            assert json.loads(planted.read_text())["speedup"] == 1000.0
+            planted.unlink()
+
+
+def test_the_judge_refuses_outputs_changed_after_their_child_wrote_them(tmp_path):
+    import torch
+
+    from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
+    from kernelopt.verify.model_outputs import OutputRole, OutputsManifest, _write
+
+    ref, cand = tmp_path / "ref", tmp_path / "cand"
+    ref.mkdir()
+    cand.mkdir()
+    reference = OutputsManifest(OutputRole.REFERENCE.value, {"r32-1": _write(ref, "r32-1", [torch.ones(3)])})
+    candidate = OutputsManifest(OutputRole.CANDIDATE.value, {"o32-1": _write(cand, "o32-1", [torch.ones(3)])})
+    req = JudgeRequest(str(ref), str(cand), reference, candidate, [1], precision="tf32")
+    assert judge_gate3(req).passed
+    torch.save([torch.zeros(3)], ref / "r32-1.pt")  # the reference replaced behind its writer's back
+    verdict = judge_gate3(req)
+    assert not verdict.passed and "changed after its child wrote it" in verdict.message
+    (ref / "r32-1.pt").unlink()
+    (ref / "r32-1.pt").symlink_to(cand / "o32-1.pt")  # or a link to the candidate's own file
+    verdict = judge_gate3(req)
+    assert not verdict.passed and "cannot be opened as a file" in verdict.message
