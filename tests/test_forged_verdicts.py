@@ -135,3 +135,77 @@ def test_the_judge_refuses_outputs_changed_after_their_child_wrote_them(tmp_path
     (ref / "r32-1.pt").symlink_to(cand / "o32-1.pt")  # or a link to the candidate's own file
     verdict = judge_gate3(req)
     assert not verdict.passed and "cannot be opened as a file" in verdict.message
+
+
+# ---- Gate 4: each side timed in its own process, the rounds driven (and clocked) by the job's orchestrator ----
+
+_SLOW = "__import__('time').sleep(0.001)"  # a candidate 1 ms slower than the baseline's call
+
+_FAKE_TIMES = '''
+import kernelopt.verify.timing_apart as _ta
+_real_run = _ta._run
+def _fast(held, call, n):
+    times, out = _real_run(held, call, n)  # does the work, reports 1 microsecond a call
+    return [0.001] * len(times), out
+_ta._run = _fast
+'''
+
+_SKIPS_WORK = '''
+import kernelopt.verify.timing_apart as _ta
+import torch as _torch
+def _idle(held, call, n):  # times nothing, runs nothing: a result made up for the probes
+    return [0.001] * n, [_torch.zeros(4, 8)]
+_ta._run = _idle
+'''
+
+
+def _time_apart(workdir: Path, name: str, source: str, rounds: int = 3):
+    from kernelopt.pipeline.gates import time_apart
+
+    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
+    try:
+        return time_apart(ctx, StitchedRequest(str(PROBLEM), str(workdir), {name: source}, device="cpu"), rounds)
+    finally:
+        ctx.close()
+
+
+def test_gate4_times_each_side_apart_and_the_clock_agrees_with_an_honest_candidate(group_and_workdir):
+    from kernelopt.verify.gate4_perf import check_clock
+
+    g, workdir = group_and_workdir
+    timing, walls = _time_apart(workdir, g.name, group_module_source(g, body=g.body + [_SLOW]))
+    assert timing.method == "cpu-wallclock" and len(timing.rounds["candidate"]) == 3
+    assert timing.median_ms["candidate"] > timing.median_ms["baseline"] + 0.9  # its 1 ms is seen
+    clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
+    assert clock.passed, clock.message
+
+
+def test_a_candidate_reporting_times_its_clock_contradicts_fails_gate4(group_and_workdir):
+    from kernelopt.verify.gate4_perf import check_clock, check_performance
+
+    g, workdir = group_and_workdir
+    source = group_module_source(g, body=g.body + [_SLOW], preamble=_FAKE_TIMES)
+    timing, walls = _time_apart(workdir, g.name, source)
+    claimed = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], 1.03)
+    assert claimed.passed and claimed.metrics["speedup"] > 10  # what it claims ...
+    clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
+    assert not clock.passed and "disagree with the job's own clock" in clock.message  # ... and what the job saw
+
+
+def test_a_candidate_that_skips_the_work_is_refused(group_and_workdir):
+    from kernelopt.pipeline.gates import Gate4Refused
+
+    g, workdir = group_and_workdir
+    with pytest.raises(Gate4Refused, match="not the baseline's on the round's inputs"):
+        _time_apart(workdir, g.name, group_module_source(g, preamble=_SKIPS_WORK), rounds=1)
+
+
+def test_the_clock_check_on_numbers():
+    from kernelopt.verify.gate4_perf import check_clock
+
+    # honest: 2x on the GPU, 0.1 ms of flush and launches a call on both sides
+    assert check_clock([1.0] * 3, [0.5] * 3, [1.1] * 3, [0.6] * 3).passed
+    # the candidate's process reports 2x while the job's clock saw no gain
+    bad = check_clock([1.0] * 3, [0.5] * 3, [1.1] * 3, [1.1] * 3)
+    assert not bad.passed and bad.metrics["implied_wall_speedup"] == pytest.approx(1.1 / 0.6)
+    assert check_clock([1.0] * 3, [1.2] * 3, [1.1] * 3, [1.3] * 3).passed  # slower: nothing to contradict

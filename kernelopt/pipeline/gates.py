@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -11,10 +13,11 @@ from pathlib import Path
 from typing import Optional
 
 from kernelopt.compiled.graph import CapturedGraph
-from kernelopt.core.timing import Timing, merge_timings
-from kernelopt.pipeline.context import JobContext, JobFailed
+from kernelopt.core.outcome import Cause
+from kernelopt.core.timing import REP_MS, WARMUP_MS, Timing, merge_timings
+from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
 from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
-from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_performance, needs_more_rounds
+from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_clock, check_performance, needs_more_rounds
 from kernelopt.verify.model_outputs import (
     OutputRole,
     OutputsManifest,
@@ -23,7 +26,8 @@ from kernelopt.verify.model_outputs import (
     reference_outputs,
 )
 from kernelopt.verify.result import GateResult
-from kernelopt.verify.stitched_model import StitchedRequest, time_stitched
+from kernelopt.verify.stitched_model import StitchedRequest
+from kernelopt.verify.timing_apart import RoundRequest, RoundResult, SideReady, SideRequest, prepare_side, time_round
 
 
 @dataclass
@@ -87,14 +91,94 @@ def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool =
     g3 = gate3(ctx, req)
     if not g3.passed or not timed:
         return ModelVerdict(g3)
-    timing = ctx.child(time_stitched, req, limit_s=600, what="Gate 4 timing")
-    g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
-    if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
-        more = ctx.child(time_stitched, dataclasses.replace(req, rounds=MORE_ROUNDS), limit_s=600,
-                         what="Gate 4 timing (more rounds)")
-        timing = merge_timings(timing, more)
+    try:
+        timing, walls = time_apart(ctx, req, req.rounds)
         g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
+        if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
+            more, more_walls = time_apart(ctx, req, MORE_ROUNDS)
+            timing = merge_timings(timing, more)
+            walls = {side: walls[side] + more_walls[side] for side in walls}
+            g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
+    except Gate4Refused as exc:
+        return ModelVerdict(g3, GateResult.fail("gate4", str(exc), gamma=gamma), None)
+    clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"],
+                        walls["candidate"])
+    g4.metrics.update(clock.metrics)
+    if g4.passed and not clock.passed:
+        g4 = GateResult.fail("gate4", clock.message, **g4.metrics)
     return ModelVerdict(g3, g4, timing)
+
+
+#: the first round's input seed (Gates 2-3 use the job's seeds 101-103; a round's inputs are other ones)
+ROUND_SEED = 7001
+
+
+class Gate4Refused(Exception):
+    """A timing round whose candidate did not compute the model's outputs: Gate 4 fails, with this reason."""
+
+
+def probes_disagree(baseline: list[float], candidate: list[float]) -> str | None:
+    """Why a round's candidate outputs are not the baseline's (None when they agree within 1e-2 of the outputs'
+    scale: Gate 3 already judged the candidate's accuracy; this only shows the timed calls did the work)."""
+    if len(baseline) != len(candidate):
+        return f"{len(candidate)} probed values, the baseline's {len(baseline)}"
+    finite = [abs(b) for b in baseline if math.isfinite(b)]
+    scale = max(finite, default=0.0) + 1e-6
+    for i, (b, c) in enumerate(zip(baseline, candidate, strict=True)):
+        if not (math.isfinite(b) and math.isfinite(c)):
+            if not (b == c or (math.isnan(b) and math.isnan(c))):
+                return f"probe {i}: {c!r} where the baseline gives {b!r}"
+        elif abs(b - c) > 1e-2 * scale:
+            return f"probe {i}: {c:.6g} where the baseline gives {b:.6g}"
+    return None
+
+
+def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
+    """Baseline and candidate timed in two child sessions, rounds interleaved by this process
+    (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
+    round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
+    sides = ("baseline", "candidate")
+    sessions = {side: ctx.session() for side in sides}
+    try:
+        ready = {}
+        for side in sides:
+            r = ctx.child(prepare_side, SideRequest(req.problem_path, req.workdir, side, dict(req.replacements),
+                                                    req.candidate_dir, req.dtype, req.device),
+                          limit_s=600, what=f"Gate 4 timing ({side} set-up)", session=sessions[side])
+            if not isinstance(r, SideReady) or not (0 < r.estimate_ms < math.inf):
+                raise JobFallback(Cause.CRASH, f"Gate 4 timing: the {side}'s process answered with no usable "
+                                  "estimate of its time")
+            ready[side] = r
+        per_call = ready["baseline"].estimate_ms
+        iterations = min(max(math.ceil(REP_MS / per_call), 3), 2000)
+        warmup = min(max(math.ceil(WARMUP_MS / per_call), 1), 500)
+        medians: dict[str, list[float]] = {side: [] for side in sides}
+        walls: dict[str, list[float]] = {side: [] for side in sides}
+        for r_i in range(rounds):
+            seed = ROUND_SEED + r_i
+            probes: dict[str, list[float]] = {}
+            for side in (sides if r_i % 2 == 0 else sides[::-1]):
+                t0 = time.monotonic()
+                res = ctx.child(time_round, RoundRequest(iterations, warmup, seed), limit_s=600,
+                                what=f"Gate 4 timing ({side})", session=sessions[side])
+                wall = (time.monotonic() - t0) * 1e3 / (iterations + warmup)
+                if (not isinstance(res, RoundResult) or len(res.times_ms) != iterations
+                        or not all(isinstance(t, float) and 0 < t < math.inf for t in res.times_ms)
+                        or not all(isinstance(v, float) for v in res.probes)):
+                    raise JobFallback(Cause.CRASH, f"Gate 4 timing: the {side}'s process answered with something "
+                                      f"that is not {iterations} timings")
+                medians[side].append(statistics.median(res.times_ms))
+                walls[side].append(wall)
+                probes[side] = res.probes
+            why = probes_disagree(probes["baseline"], probes["candidate"])
+            if why:
+                raise Gate4Refused(f"round {r_i + 1}: the timed candidate's outputs are not the baseline's on the "
+                                   f"round's inputs ({why}): its times are not of the model's work")
+        method = "do_bench" if ready["baseline"].method == "cuda-events" else "cpu-wallclock"
+        return Timing(medians, method), walls
+    finally:
+        for s in sessions.values():
+            s.close()
 
 
 def gate3_text(metrics: dict) -> str:

@@ -370,9 +370,14 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                               library_modes=_library_modes(ctx, cg))
         v = run_gates_3_4(ctx, req, opts.gamma)
         g3, g4, timing = v.gate3, v.gate4, v.timing
-        if g4 is None or timing is None:
+        if g4 is None:
             verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
             trace.append(f"{combination}: Gate 3 failed: {g3.message}")
+            return False, 0.0
+        if timing is None:  # refused before any speed was figured (pipeline/gates.py:Gate4Refused)
+            verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4}
+            trace.append(f"{combination}: Gate 3 passed ({gate3_text(g3.metrics)}); Gate 4 failed: {g4.message}")
+            ctx.emit("verify", "progress", trace[-1])
             return False, 0.0
         verdicts[tuple(sorted(combination.items()))] = {"gate3": g3, "gate4": g4, "timing": timing}
         # the per-round medians behind the speedup and its noise, for anyone who doubts either

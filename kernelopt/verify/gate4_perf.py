@@ -63,3 +63,35 @@ def check_performance(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: 
         return GateResult.ok(GATE, f"{figure} ≥ γ {gamma:g}", **m)
     why = "within the measurement noise" if within else ("slower than the baseline" if speedup < 1 else "too small a gain")
     return GateResult.fail(GATE, f"{figure} < γ {gamma:g}: {why}", **m)
+
+
+#: the share of the gain a side's reported times imply on the wall clock that the parent's own clock must see
+CLOCK_SHARE = 0.5
+
+
+def check_clock(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequence[float],
+                baseline_wall_rounds: Sequence[float], candidate_wall_rounds: Sequence[float]) -> GateResult:
+    """Whether the times each side's process reported agree with the job's own clock.
+
+    `*_wall_rounds`: per round, the parent's wall time of that round divided by its iterations (each with its
+    L2 flush and launches). The baseline's process ran no candidate code: its wall time over its reported
+    time is the harness's own overhead per iteration, o. The candidate's reported times then imply a
+    wall-clock speedup (b + o) / (c + o); the parent's clock must see at least CLOCK_SHARE of that gain.
+    A candidate that patched the timers its harness held, or answered for them, reports times its
+    wall clock contradicts; one that is faster on the GPU only while the L2 flush hides its launches is
+    caught too (the deployed model would not be faster).
+    """
+    b, c = statistics.median(baseline_ms_rounds), statistics.median(candidate_ms_rounds)
+    bw, cw = statistics.median(baseline_wall_rounds), statistics.median(candidate_wall_rounds)
+    overhead = max(bw - b, 0.0)
+    implied = (b + overhead) / (c + overhead) if c + overhead > 0 else math.inf
+    observed = bw / cw if cw > 0 else math.inf
+    need = 1.0 + (implied - 1.0) * CLOCK_SHARE
+    m = {"implied_wall_speedup": implied, "observed_wall_speedup": observed, "overhead_ms": overhead,
+         "baseline_wall_ms": bw, "candidate_wall_ms": cw}
+    if implied <= 1.0 or observed >= need:
+        return GateResult.ok(GATE, f"the job's clock agrees: {observed:.3f}x on the wall clock where the reported "
+                             f"times imply {implied:.3f}x", **m)
+    return GateResult.fail(GATE, f"the candidate's reported times disagree with the job's own clock: they imply "
+                           f"{implied:.3f}x on the wall clock (overhead {overhead:.3g} ms per call), the job "
+                           f"measured {observed:.3f}x (at least {need:.3f}x needed)", **m)
