@@ -3,6 +3,7 @@ from kernelopt.isolation.child import (
            ChildError,
            ChildErrorKind,
            ChildSession,
+           in_job_threads,
            job_sandbox,
            kill_tree,
            run_in_child,
@@ -10,5 +11,5 @@ from kernelopt.isolation.child import (
 )
 from kernelopt.isolation.sandbox import Layer, Layers
 
-__all__ = ["ChildError", "ChildErrorKind", "ChildSession", "Layer", "Layers", "job_sandbox", "kill_tree",
+__all__ = ["ChildError", "ChildErrorKind", "ChildSession", "Layer", "in_job_threads", "Layers", "job_sandbox", "kill_tree",
            "run_in_child", "sandbox_layers"]

@@ -84,6 +84,25 @@ def _job_lease() -> UidLease | None:
     return getattr(_held, "lease", None)
 
 
+def in_job_threads(*calls: Callable[[], Out]) -> list[Out]:
+    """Run `calls` at once, each in a thread that holds this thread's job sandbox (its uid lease), so the
+    children they start are the job's like any other; results in order, the first exception raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    lease = _job_lease()
+
+    def held(call: Callable[[], Out]) -> Out:
+        _held.lease = lease
+        try:
+            return call()
+        finally:
+            _held.lease = None
+
+    with ThreadPoolExecutor(max_workers=max(len(calls), 1)) as pool:
+        futures = [pool.submit(held, c) for c in calls]
+        return [f.result() for f in futures]
+
+
 def sandbox_policy() -> SandboxPolicy:
     return SandboxPolicy.from_env()
 
@@ -338,10 +357,18 @@ class ChildSession:
         self._child: _Child | None = None
         _open_sessions.add(self)
 
-    def call(self, fn: Callable[[In], Out], arg: In, *, timeout_s: float) -> Out:
+    def start(self) -> "ChildSession":
+        """Start the child now, in this thread: a sandboxed child dies with the thread that started it
+        (bubblewrap's --die-with-parent), so a session whose calls come from worker threads
+        (in_job_threads) is started by the thread that outlives them."""
         if self._child is None or not self._child.alive():
             self.close()
             self._child = _Child(self.env, self.scratch, self.read_only, trusted=False)
+        return self
+
+    def call(self, fn: Callable[[In], Out], arg: In, *, timeout_s: float) -> Out:
+        self.start()
+        assert self._child is not None
         try:
             return self._child.call(fn, arg, timeout_s)
         except ChildError as exc:

@@ -10,11 +10,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.core.outcome import Cause
 from kernelopt.core.timing import REP_MS, WARMUP_MS, Timing, merge_timings
+from kernelopt.isolation import in_job_threads, job_sandbox
 from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
 from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_clock, check_performance, needs_more_rounds
@@ -44,28 +45,39 @@ class ModelVerdict:
 def gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
     """Gate 3 computed apart: eager's outputs from one child (once per job, in a directory no candidate's child
     can reach), the candidate's from another, the verdict from a third that runs no submitted or generated
-    code (verify/model_outputs.py, verify/gate3_judge.py)."""
+    code (verify/model_outputs.py, verify/gate3_judge.py). The three share the job's uid (a job running
+    without one, as in a test, holds one here), so the judge can read what the others wrote."""
+    with job_sandbox():
+        return _gate3(ctx, req)
+
+
+def _gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
     seeds = tuple(req.seeds)
     # the baseline's source, for the precision contract: read once per job, before this gate's candidate runs
     baseline_source = ctx.baseline_sources.setdefault(
         req.workdir, Path(CapturedGraph.load(req.workdir).module_path).read_text())
     ref_dir = ctx.private_reference_dir()
     out_req = OutputsRequest(req.problem_path, req.workdir, str(ref_dir), list(seeds), req.dtype, req.device)
-    reference = ctx.reference_manifests.get(seeds)
-    if reference is None:
-        reference = ctx.child(reference_outputs, out_req, limit_s=600, what="Gate 3 (eager reference)",
-                              scratch=ref_dir, read_only=ctx.sandbox_read_only + (str(ctx.workdir),))
-        if not isinstance(reference, OutputsManifest):
-            return GateResult.fail("gate3", "the eager reference's child answered with something that is not a "
-                                   "manifest of its outputs", branch="outputs", rho=None)
-        ctx.reference_manifests[seeds] = reference
-    cand_dir = Path(req.workdir) / "gate3" / f"candidate-{len(ctx.reference_manifests)}-{time.monotonic_ns()}"
+    cand_dir = Path(req.workdir) / "gate3" / f"candidate-{time.monotonic_ns()}"
     cand_dir.mkdir(parents=True, exist_ok=True)
     judge_scratch = Path(tempfile.mkdtemp(prefix="kernelopt-judge-"))
     try:
-        candidate = ctx.child(candidate_outputs, dataclasses.replace(
-            out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
-            float64=False), limit_s=600, what="Gate 3 (candidate)")
+        def run_candidate() -> object:
+            return ctx.child(candidate_outputs, dataclasses.replace(
+                out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
+                float64=False), limit_s=600, what="Gate 3 (candidate)")
+
+        def run_reference() -> object:
+            return ctx.reference_manifests.get(seeds) or ctx.child(
+                reference_outputs, out_req, limit_s=600, what="Gate 3 (eager reference)", scratch=ref_dir,
+                read_only=ctx.sandbox_read_only + (str(ctx.workdir),))
+
+        # the two processes at once (the reference once per job): each starts torch and the model on its own
+        reference, candidate = in_job_threads(run_reference, run_candidate)
+        if not isinstance(reference, OutputsManifest) or reference.role != OutputRole.REFERENCE.value:
+            return GateResult.fail("gate3", "the eager reference's child answered with something that is not a "
+                                   "manifest of its outputs", branch="outputs", rho=None)
+        ctx.reference_manifests[seeds] = reference
         if not isinstance(candidate, OutputsManifest) or candidate.role != OutputRole.CANDIDATE.value:
             # what the candidate's process answers is data to check, never a verdict (a forged GateResult, say)
             return GateResult.fail("gate3", "the candidate's child answered with something that is not a manifest "
@@ -137,14 +149,24 @@ def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timi
     """Baseline and candidate timed in two child sessions, rounds interleaved by this process
     (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
     round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
+    with job_sandbox():  # both sides' processes as the job's uid, in its work directory (see gate3)
+        return _time_apart(ctx, req, rounds)
+
+
+def _time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
     sides = ("baseline", "candidate")
     sessions = {side: ctx.session() for side in sides}
     try:
-        ready = {}
-        for side in sides:
-            r = ctx.child(prepare_side, SideRequest(req.problem_path, req.workdir, side, dict(req.replacements),
-                                                    req.candidate_dir, req.dtype, req.device),
-                          limit_s=600, what=f"Gate 4 timing ({side} set-up)", session=sessions[side])
+        for s in sessions.values():  # started by this thread, which outlives the threads that set them up
+            s.start()
+        def prepare(side: str) -> Callable[[], object]:
+            return lambda: ctx.child(prepare_side, SideRequest(req.problem_path, req.workdir, side,
+                                                               dict(req.replacements), req.candidate_dir, req.dtype,
+                                                               req.device),
+                                     limit_s=600, what=f"Gate 4 timing ({side} set-up)", session=sessions[side])
+
+        ready: dict[str, SideReady] = {}
+        for side, r in zip(sides, in_job_threads(*(prepare(side) for side in sides)), strict=True):  # at once
             if not isinstance(r, SideReady) or not (0 < r.estimate_ms < math.inf):
                 raise JobFallback(Cause.CRASH, f"Gate 4 timing: the {side}'s process answered with no usable "
                                   "estimate of its time")
