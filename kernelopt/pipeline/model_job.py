@@ -383,7 +383,10 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
         # the per-round medians behind the speedup and its noise, for anyone who doubts either
         ctx.report.setdefault("gate4_rounds", []).append(
             {"combination": combination, "method": timing.method,
-             **{side: [round(t, 5) for t in timing.rounds[side]] for side in ("baseline", "candidate")}})
+             **{side: [round(t, 5) for t in timing.rounds[side]] for side in ("baseline", "candidate")},
+             # the orchestrator's own clock against what the timing processes reported (gate4_perf.check_clock)
+             "clock": {k: g4.metrics[k] for k in ("implied_wall_speedup", "observed_wall_speedup",
+                                                  "baseline_wall_ms", "candidate_wall_ms") if k in g4.metrics}})
         trace.append(f"{combination}: Gate 3 passed ({gate3_text(g3.metrics)}); Gate 4 speedup "
                      f"{g4.metrics.get('speedup'):.4f}x (noise {g4.metrics.get('noise_pct'):.2f}%): "
                      f"{'pass' if g4.passed else 'fail'}")

@@ -1,8 +1,8 @@
-"""Gates 3 and 4 on a re-stitched model, as child-process stage functions.
+"""What Gates 3 and 4 verify: a re-stitched model (`StitchedRequest`), and Gate 3 in one process for tools and tests.
 
-Gate 3 compares the re-stitched module against eager PyTorch on the real
-weights for fresh input seeds (float64 fallback in verify.gate3_model); Gate 4
-times baseline and re-stitched module side by side in one fresh process.
+A job computes both gates apart (pipeline/gates.py): Gate 3 from the outputs of an eager child and a
+candidate child, judged by a third (verify/model_outputs.py, verify/gate3_judge.py); Gate 4 from two timing
+processes, one per side (verify/timing_apart.py), checked against the orchestrator's clock.
 """
 from __future__ import annotations
 
@@ -10,9 +10,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kernelopt.compiled import runtime
 from kernelopt.compiled.restitch import ModelContext
-from kernelopt.core.timing import Timing, bench_interleaved
 from kernelopt.verify.result import GateResult
 
 
@@ -65,19 +63,3 @@ def gate3_stitched(req: StitchedRequest) -> GateResult:
                                         req.precision, req.rho_max, req.dtype, judged,
                                         Path(ctx.captured.module_path).read_text(), req.library_ops,
                                         req.library_modes))
-
-
-def time_stitched(req: StitchedRequest) -> Timing:
-    """Baseline and re-stitched module, interleaved do_bench rounds, in this fresh process."""
-    ctx = ModelContext(req.problem_path, req.workdir, req.dtype, req.device)
-    cctx = candidate_context(ctx, req)
-    inputs = ctx.inputs(0)
-    args = ctx.flat_args(inputs)
-    cargs = cctx.flat_args(inputs) if cctx is not ctx else args
-    base = ctx.module()
-    cand = cctx.module(req.replacements)
-    return bench_interleaved(
-        {"baseline": lambda: runtime.call_module(base, args),
-         "candidate": lambda: runtime.call_module(cand, cargs)},
-        rounds=req.rounds,
-    )
