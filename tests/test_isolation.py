@@ -213,3 +213,30 @@ def test_a_child_whose_parent_left_before_the_answer_exits_quietly():
     conn.close()  # gone before the answer
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and err == "", err
+
+
+def _huge_reply(mib):
+    return b"x" * (mib << 20)
+
+
+def _allocate(mib):
+    return len(bytearray(mib << 20))
+
+
+def test_a_reply_past_the_limit_is_refused_unread(monkeypatch):
+    """A child streaming a huge answer (1 GiB once grew a job's orchestrator to 2.1 GB) is refused by its
+    length before the parent reads it (issue 36, item 3)."""
+    monkeypatch.setenv("KERNELOPT_SANDBOX_MAX_REPLY_MIB", "4")
+    assert len(run_in_child(_huge_reply, 2, timeout_s=60, read_only=TESTS)) == 2 << 20
+    with pytest.raises(ChildError) as err:
+        run_in_child(_huge_reply, 16, timeout_s=60, read_only=TESTS)
+    assert err.value.kind == "protocol" and "answered more than 4 MiB" in err.value.message
+
+
+def test_a_job_orchestrator_runs_under_its_own_memory_bound(monkeypatch):
+    """A trusted child (a job's orchestrator: no namespaces) is bounded in address space too."""
+    monkeypatch.setenv("KERNELOPT_SANDBOX_ORCHESTRATOR_MIB", "1536")
+    assert run_in_child(_allocate, 64, timeout_s=60, read_only=TESTS, trusted=True) == 64 << 20
+    with pytest.raises(ChildError) as err:
+        run_in_child(_allocate, 3072, timeout_s=60, read_only=TESTS, trusted=True)
+    assert err.value.kind == "exception" and "MemoryError" in err.value.message

@@ -173,6 +173,7 @@ class _Child:
             os.makedirs(d, exist_ok=True)
         give_to(scratch_path, uid)
         self.scratch, self.confined = scratch_path, confinement.isolate
+        self.max_reply_bytes = policy.max_reply_bytes
         parent_sock, child_sock = socket.socketpair()
         inner = [sys.executable, "-m", "kernelopt.isolation.entry", str(child_sock.fileno()),
                  json.dumps(rlimits_for(policy, confinement))]
@@ -193,16 +194,15 @@ class _Child:
             self.conn.send_bytes(_dumps((fn, arg)))
             if not self.conn.poll(timeout_s):
                 raise ChildError(ChildErrorKind.TIMEOUT.value, f"{_name(fn)} did not finish within {timeout_s:.0f} s")
-            data = self.conn.recv_bytes()
-        except (EOFError, OSError):
-            code = self.proc.poll()
-            if code is None:
-                try:
-                    code = self.proc.wait(2)
-                except subprocess.TimeoutExpired:
-                    pass
-            raise ChildError(ChildErrorKind.CRASH.value,
-                             f"{_name(fn)} died without a result (exit code {_exit_code(code)})") from None
+            data = self.conn.recv_bytes(self.max_reply_bytes)
+        except OSError as exc:
+            if "bad message length" in str(exc):  # refused before it was read: the parent stays its size
+                raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} answered more than "
+                                 f"{self.max_reply_bytes >> 20} MiB (KERNELOPT_SANDBOX_MAX_REPLY_MIB): results are "
+                                 "plain data, tensors travel as files") from None
+            return self._died(fn)
+        except EOFError:
+            return self._died(fn)
         try:
             msg = safe_pickle.loads(data)
         except Exception as exc:  # noqa: BLE001 - whatever the child sent, it is not a result
@@ -217,6 +217,15 @@ class _Child:
                 raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} raised an untyped error object")
             raise ChildError(ChildErrorKind.EXCEPTION.value, f"{exc_type}: {text}", str(tb), str(exc_type), typed)
         raise ChildError(ChildErrorKind.PROTOCOL.value, f"{_name(fn)} answered with a malformed message")
+
+    def _died(self, fn: Callable) -> Any:
+        code = self.proc.poll()
+        if code is None:
+            try:
+                code = self.proc.wait(2)
+            except subprocess.TimeoutExpired:
+                pass
+        raise ChildError(ChildErrorKind.CRASH.value, f"{_name(fn)} died without a result (exit code {_exit_code(code)})")
 
     def alive(self) -> bool:
         return self.proc.poll() is None

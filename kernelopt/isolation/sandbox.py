@@ -72,6 +72,9 @@ class Rlimits:
     file_size_bytes: int | None = 4 << 30
     open_files: int | None = 4096
     processes: int | None = 1024
+    # a job's orchestrator (a trusted child: no namespaces, never CUDA) is bounded too: what it reads from its
+    # children (replies, files) cannot grow it past this (it imports torch: ~1 GiB of address space on a CPU build)
+    orchestrator_address_space_bytes: int | None = 16 << 30
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class SandboxPolicy:
     bwrap: str | None = None  # bubblewrap's path; None: the first `bwrap` on PATH
     # the size of a child's /tmp (a tmpfs: host memory, outside RLIMIT_AS; it was 12 GiB, the host's default)
     tmp_bytes: int = 2 << 30
+    # the largest reply a child may send (isolation/child.py): results are plain data, tensors travel as files
+    max_reply_bytes: int = 64 << 20
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> "SandboxPolicy":
@@ -98,7 +103,10 @@ class SandboxPolicy:
                    uid_count=int(env.get("KERNELOPT_SANDBOX_UID_COUNT", base.uid_count)),
                    lease_dir=env.get("KERNELOPT_SANDBOX_LEASE_DIR", base.lease_dir),
                    bwrap=env.get("KERNELOPT_SANDBOX_BWRAP") or None,
-                   tmp_bytes=int(env.get("KERNELOPT_SANDBOX_TMP_MIB", base.tmp_bytes >> 20)) << 20)
+                   tmp_bytes=int(env.get("KERNELOPT_SANDBOX_TMP_MIB", base.tmp_bytes >> 20)) << 20,
+                   max_reply_bytes=int(env.get("KERNELOPT_SANDBOX_MAX_REPLY_MIB", base.max_reply_bytes >> 20)) << 20,
+                   rlimits=Rlimits(orchestrator_address_space_bytes=_mib(
+                       env.get("KERNELOPT_SANDBOX_ORCHESTRATOR_MIB"), Rlimits().orchestrator_address_space_bytes)))
 
     def job_uid_of_this_process(self) -> int | None:
         """This process's uid if it is one of the jobs' (a job's orchestrator), else None."""
@@ -120,6 +128,15 @@ _PASS_NAMES = frozenset({
 })
 _PASS_PREFIXES = ("KERNELOPT_SANDBOX", "TORCHINDUCTOR_", "TORCH_COMPILE_", "TORCH_LOGS", "TRITON_DEBUG", "TRITON_ALWAYS_COMPILE")
 _SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def _mib(value: str | None, default: int | None) -> int | None:
+    """A size in MiB from the environment ("0" or "none": unlimited), else `default`."""
+    if value is None or not value.strip():
+        return default
+    if value.strip().lower() in ("0", "none", "unlimited"):
+        return None
+    return int(value) << 20
 
 
 def allowed(name: str) -> bool:
@@ -396,8 +413,9 @@ def command(c: Confinement, inner: Sequence[str], layers: "Layers") -> list[str]
 def rlimits_for(policy: SandboxPolicy, c: Confinement) -> dict[str, int]:
     """The rlimits (resource module names → value) the child applies to itself at start."""
     r = policy.rlimits
-    if not c.isolate:
-        return {}
+    if not c.isolate:  # a job's orchestrator: its memory only (it starts the job's children, runs no submission)
+        bound = r.orchestrator_address_space_bytes if policy.enabled else None
+        return {} if bound is None else {"RLIMIT_AS": int(bound)}
     limits = {"RLIMIT_AS": r.gpu_address_space_bytes if c.gpu else r.address_space_bytes,
               "RLIMIT_CPU": r.cpu_seconds, "RLIMIT_FSIZE": r.file_size_bytes,
               "RLIMIT_NOFILE": r.open_files, "RLIMIT_NPROC": r.processes if c.uid is not None else None}
