@@ -38,6 +38,19 @@ def test_file_without_model_or_launcher_is_refused():
         problem_kind(BAD / "no_model.py")
 
 
+def test_a_huge_problem_file_is_refused_before_it_is_parsed(tmp_path):
+    """A 12 MB upload once grew the orchestrator parsing it to 4.9 GB (issue 36, item 3): past 1 MiB of source
+    the file is refused by its size, with the reason, before any parse."""
+    import resource
+
+    huge = tmp_path / "huge.py"
+    huge.write_text("class Model:\n    pass\n" + "x = [" + "1, " * (4 << 20) + "]\n")  # 12 MiB
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ProblemError, match=r"huge.py is 12.0 MiB: a problem file may hold at most 1 MiB"):
+        problem_kind(huge)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 * 1024  # KiB: never read whole
+
+
 def test_model_problem_is_described():
     result = _load(PROBLEMS / "layernorm_residual.py")
     assert result.kind == "model"

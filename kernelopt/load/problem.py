@@ -45,12 +45,22 @@ class UnsupportedGraph(Exception):
         return f"{self.code}: {self.reason}"
 
 
+#: the largest problem file parsed: Python's syntax tree takes ~400x the source's size in memory (a 12 MB upload
+#: once grew a job's orchestrator to 4.9 GB); a model or kernel definition is a few KB (weights are a separate file)
+MAX_SOURCE_BYTES = 1 << 20
+
+
 def parse_python(path: str | Path):
     """The file's syntax tree (parsed, never run); ProblemError if it is not Python source."""
     import ast
 
     name = Path(path).name
     try:
+        size = Path(path).stat().st_size
+        if size > MAX_SOURCE_BYTES:
+            raise ProblemError(f"{name} is {size / (1 << 20):.1f} MiB: a problem file may hold at most "
+                               f"{MAX_SOURCE_BYTES >> 20} MiB of Python source (weights go in a separate "
+                               "safetensors file)")
         text = Path(path).read_text()
     except UnicodeDecodeError:
         raise ProblemError(f"{name} is not a Python file (not UTF-8 text)") from None
