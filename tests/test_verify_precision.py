@@ -100,24 +100,31 @@ def test_policy_parsing():
         PrecisionPolicy.parse("fast")
 
 
-def test_a_kernel_file_candidate_in_reduced_precision_fails_gate3_under_strict(monkeypatch):
-    """Single-kernel jobs give Gate 3 the same strict verdict as model jobs: a candidate that
-    declares (or computes in) reduced precision is rejected whatever its error; an identical one passes."""
-    from kernelopt.pipeline.kernel_job import KernelFileCheck, verify_kernel_file
+def test_a_kernel_file_candidate_in_reduced_precision_fails_gate3_under_strict(tmp_path):
+    """Single-kernel jobs give Gate 3 the same strict verdict as model jobs, computed apart the same way (the
+    file's reference and the candidate in two children, the judge in a third): a candidate that declares (or
+    computes in) reduced precision is rejected whatever its error; an identical one passes."""
+    from kernelopt.pipeline.context import JobContext
+    from kernelopt.pipeline.gates import kernel_gate3
+    from kernelopt.pipeline.options import JobOptions
 
-    monkeypatch.setenv("TRITON_INTERPRET", "1")
     problem = Path(__file__).parent.parent / "benchmarks" / "kernels" / "add_relu_kernel.py"
     original = problem.read_text()
     low = original + '\nKERNELOPT_PRECISION = "bf16"\n'
+    ctx = JobContext(str(problem), tmp_path, JobOptions(time_budget_s=600))
+    try:
+        def check(source: str, policy: str):
+            return kernel_gate3(ctx, source, [101], policy, 10.0, "fp32", "cpu", env={"TRITON_INTERPRET": "1"})
 
-    def check(source: str, policy: str):
-        return verify_kernel_file(KernelFileCheck(str(problem), source, [101], policy, 10.0, "fp32", "cpu"))
-
-    rejected, timing = check(low, "strict")
-    assert not rejected.passed and timing is None
-    assert "reduced precision" in rejected.message and rejected.metrics["branch"] == "reduced-precision"
-    same, _ = check(original, "strict")
-    assert same.passed, same.message
+        rejected = check(low, "strict")
+        assert not rejected.passed
+        assert "reduced precision" in rejected.message and rejected.metrics["branch"] == "reduced-precision"
+        same = check(original, "strict")
+        assert same.passed and same.metrics["judged_apart"], same.message
+        wrong = check(original.replace("tl.maximum(", "-tl.maximum("), "strict")  # a kernel with the sign flipped
+        assert not wrong.passed and "output 0" in wrong.message, wrong.message
+    finally:
+        ctx.close()
 
 
 H200_CAPTURES = Path(__file__).parent / "testdata" / "captured_h200"

@@ -62,8 +62,8 @@ class JobContext:
     # Gate 3's reference outputs (verify/model_outputs.py): written once per job by their own child into a
     # private directory outside the work directory, where no candidate's child can reach them
     reference_dir: Optional[Path] = None
-    reference_manifests: dict = field(default_factory=dict)  # seeds tuple -> OutputsManifest
-    baseline_sources: dict = field(default_factory=dict)  # capture workdir -> its module's source, read once
+    reference_manifests: dict = field(default_factory=dict)  # ("model"|"kernel", seeds) -> OutputsManifest
+    baseline_sources: dict = field(default_factory=dict)  # capture workdir (or kernel file) -> its source, read once
 
     def __post_init__(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)

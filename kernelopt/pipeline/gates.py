@@ -19,6 +19,7 @@ from kernelopt.isolation import in_job_threads, job_sandbox
 from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
 from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_clock, check_performance, needs_more_rounds
+from kernelopt.verify.kernel_outputs import KernelOutputsRequest, kernel_outputs
 from kernelopt.verify.model_outputs import (
     OutputRole,
     OutputsManifest,
@@ -28,7 +29,16 @@ from kernelopt.verify.model_outputs import (
 )
 from kernelopt.verify.result import GateResult
 from kernelopt.verify.stitched_model import StitchedRequest
-from kernelopt.verify.timing_apart import RoundRequest, RoundResult, SideReady, SideRequest, prepare_side, time_round
+from kernelopt.verify.timing_apart import (
+    KernelSideRequest,
+    RoundRequest,
+    RoundResult,
+    SideReady,
+    SideRequest,
+    prepare_kernel_side,
+    prepare_side,
+    time_round,
+)
 
 
 @dataclass
@@ -58,37 +68,79 @@ def _gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
         req.workdir, Path(CapturedGraph.load(req.workdir).module_path).read_text())
     ref_dir = ctx.private_reference_dir()
     out_req = OutputsRequest(req.problem_path, req.workdir, str(ref_dir), list(seeds), req.dtype, req.device)
-    cand_dir = Path(req.workdir) / "gate3" / f"candidate-{time.monotonic_ns()}"
+
+    def reference() -> tuple[Callable, object, dict]:
+        return reference_outputs, out_req, {"scratch": ref_dir, "read_only": ctx.sandbox_read_only + (str(ctx.workdir),)}
+
+    def candidate(cand_dir: Path) -> tuple[Callable, object, dict]:
+        return candidate_outputs, dataclasses.replace(
+            out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
+            float64=False), {}
+
+    judged = ({"the rewritten graph": Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
+              if req.candidate_dir else dict(req.replacements))
+    return _judged_apart(ctx, ("model", seeds), ref_dir, Path(req.workdir), reference, candidate,
+                         lambda ref, cand, cand_dir: JudgeRequest(
+                             str(ref_dir), str(cand_dir), ref, cand, list(seeds), req.precision, req.rho_max, req.dtype,
+                             judged, baseline_source, dict(req.library_ops), dict(req.library_modes)))
+
+
+def kernel_gate3(ctx: JobContext, source: str, seeds: list[int], precision: str, rho_max: float, dtype: str,
+                 device: str, env: dict | None = None) -> GateResult:
+    """Gate 3 of a kernel file computed apart: the file's PyTorch `reference` in one child, the candidate file's
+    `launch` in another, the verdict from the judge (verify/kernel_outputs.py)."""
+    with job_sandbox():
+        baseline_source = ctx.baseline_sources.setdefault(ctx.problem_path, Path(ctx.problem_path).read_text())
+        ref_dir = ctx.private_reference_dir() / "kernel"
+        ref_dir.mkdir(exist_ok=True)
+        out_req = KernelOutputsRequest(ctx.problem_path, str(ref_dir), list(seeds), dtype, device)
+
+        def reference() -> tuple[Callable, object, dict]:
+            return kernel_outputs, out_req, {"scratch": ref_dir, "env": env}
+
+        def candidate(cand_dir: Path) -> tuple[Callable, object, dict]:
+            return kernel_outputs, dataclasses.replace(out_req, out_dir=str(cand_dir), candidate_source=source), {
+                "env": env}
+
+        return _judged_apart(ctx, ("kernel", tuple(seeds)), ref_dir, ctx.workdir, reference, candidate,
+                             lambda ref, cand, cand_dir: JudgeRequest(
+                                 str(ref_dir), str(cand_dir), ref, cand, list(seeds), precision, rho_max, dtype,
+                                 {"the candidate": source}, baseline_source))
+
+
+def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
+                  reference: Callable[[], tuple[Callable, object, dict]],
+                  candidate: Callable[[Path], tuple[Callable, object, dict]],
+                  judge_request: Callable[[OutputsManifest, OutputsManifest, Path], JudgeRequest]) -> GateResult:
+    """The reference's outputs (once per job and `key`) and the candidate's, computed at once in two children;
+    the verdict from the judge's child. `reference()`/`candidate(dir)`: (stage function, its request, ctx.child
+    keywords)."""
+    cand_dir = workdir / "gate3" / f"candidate-{time.monotonic_ns()}"
     cand_dir.mkdir(parents=True, exist_ok=True)
     judge_scratch = Path(tempfile.mkdtemp(prefix="kernelopt-judge-"))
     try:
-        def run_candidate() -> object:
-            return ctx.child(candidate_outputs, dataclasses.replace(
-                out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
-                float64=False), limit_s=600, what="Gate 3 (candidate)")
-
         def run_reference() -> object:
-            return ctx.reference_manifests.get(seeds) or ctx.child(
-                reference_outputs, out_req, limit_s=600, what="Gate 3 (eager reference)", scratch=ref_dir,
-                read_only=ctx.sandbox_read_only + (str(ctx.workdir),))
+            if key in ctx.reference_manifests:
+                return ctx.reference_manifests[key]
+            fn, arg, kw = reference()
+            return ctx.child(fn, arg, limit_s=600, what="Gate 3 (reference)", **kw)
+
+        def run_candidate() -> object:
+            fn, arg, kw = candidate(cand_dir)
+            return ctx.child(fn, arg, limit_s=600, what="Gate 3 (candidate)", **kw)
 
         # the two processes at once (the reference once per job): each starts torch and the model on its own
-        reference, candidate = in_job_threads(run_reference, run_candidate)
-        if not isinstance(reference, OutputsManifest) or reference.role != OutputRole.REFERENCE.value:
-            return GateResult.fail("gate3", "the eager reference's child answered with something that is not a "
+        ref, cand = in_job_threads(run_reference, run_candidate)
+        if not isinstance(ref, OutputsManifest) or ref.role != OutputRole.REFERENCE.value:
+            return GateResult.fail("gate3", "the reference's child answered with something that is not a "
                                    "manifest of its outputs", branch="outputs", rho=None)
-        ctx.reference_manifests[seeds] = reference
-        if not isinstance(candidate, OutputsManifest) or candidate.role != OutputRole.CANDIDATE.value:
+        ctx.reference_manifests[key] = ref
+        if not isinstance(cand, OutputsManifest) or cand.role != OutputRole.CANDIDATE.value:
             # what the candidate's process answers is data to check, never a verdict (a forged GateResult, say)
             return GateResult.fail("gate3", "the candidate's child answered with something that is not a manifest "
-                                   f"of its outputs ({type(candidate).__name__})", branch="outputs", rho=None)
-        judged = ({"the rewritten graph": Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
-                  if req.candidate_dir else dict(req.replacements))
-        judge = JudgeRequest(str(ref_dir), str(cand_dir), reference, candidate, list(seeds), req.precision,
-                             req.rho_max, req.dtype, judged, baseline_source, dict(req.library_ops),
-                             dict(req.library_modes))
-        verdict = ctx.child(judge_gate3, judge, limit_s=600, what="Gate 3 (judge)", scratch=judge_scratch,
-                            read_only=(str(ref_dir), str(cand_dir)))
+                                   f"of its outputs ({type(cand).__name__})", branch="outputs", rho=None)
+        verdict = ctx.child(judge_gate3, judge_request(ref, cand, cand_dir), limit_s=600, what="Gate 3 (judge)",
+                            scratch=judge_scratch, read_only=(str(ref_dir), str(cand_dir)))
         if not isinstance(verdict, GateResult) or verdict.gate != "gate3":
             raise JobFailed(f"Gate 3's judge answered with {type(verdict).__name__}, not a verdict")
         return verdict
@@ -146,24 +198,38 @@ def probes_disagree(baseline: list[float], candidate: list[float]) -> str | None
 
 
 def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
-    """Baseline and candidate timed in two child sessions, rounds interleaved by this process
+    """Baseline and candidate of a model timed in two child sessions, rounds interleaved by this process
     (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
     round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
+    def side_request(side: str) -> tuple[Callable, object]:
+        return prepare_side, SideRequest(req.problem_path, req.workdir, side, dict(req.replacements),
+                                         req.candidate_dir, req.dtype, req.device)
+
     with job_sandbox():  # both sides' processes as the job's uid, in its work directory (see gate3)
-        return _time_apart(ctx, req, rounds)
+        return _time_apart(ctx, side_request, rounds)
 
 
-def _time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
+def kernel_time_apart(ctx: JobContext, source: str, dtype: str, device: str, rounds: int = 5,
+                      env: dict | None = None) -> tuple[Timing, dict[str, list[float]]]:
+    """The submitted kernel file's `launch` and the candidate file's, timed apart as `time_apart` does."""
+    def side_request(side: str) -> tuple[Callable, object]:
+        return prepare_kernel_side, KernelSideRequest(ctx.problem_path, side, source, dtype, device)
+
+    with job_sandbox():
+        return _time_apart(ctx, side_request, rounds, env)
+
+
+def _time_apart(ctx: JobContext, side_request: Callable[[str], tuple[Callable, object]], rounds: int,
+                env: dict | None = None) -> tuple[Timing, dict[str, list[float]]]:
     sides = ("baseline", "candidate")
-    sessions = {side: ctx.session() for side in sides}
+    sessions = {side: ctx.session(env) for side in sides}
     try:
         for s in sessions.values():  # started by this thread, which outlives the threads that set them up
             s.start()
         def prepare(side: str) -> Callable[[], object]:
-            return lambda: ctx.child(prepare_side, SideRequest(req.problem_path, req.workdir, side,
-                                                               dict(req.replacements), req.candidate_dir, req.dtype,
-                                                               req.device),
-                                     limit_s=600, what=f"Gate 4 timing ({side} set-up)", session=sessions[side])
+            fn, arg = side_request(side)
+            return lambda: ctx.child(fn, arg, limit_s=600, what=f"Gate 4 timing ({side} set-up)",
+                                     session=sessions[side])
 
         ready: dict[str, SideReady] = {}
         for side, r in zip(sides, in_job_threads(*(prepare(side) for side in sides)), strict=True):  # at once

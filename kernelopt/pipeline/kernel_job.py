@@ -9,21 +9,18 @@ only: the interpreter's times say nothing about a GPU).
 """
 from __future__ import annotations
 
-import functools
-import hashlib
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.kernel_io import clone_arg
-from kernelopt.compiled.runtime import kernel_cache_dir
 from kernelopt.core.outcome import Cause, Outcome
-from kernelopt.core.precision import PrecisionPolicy
-from kernelopt.core.timing import Timing, bench_interleaved
+from kernelopt.core.timing import bench_interleaved
 from kernelopt.core.tolerance import gate2_tolerance
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext
+from kernelopt.pipeline.gates import Gate4Refused, kernel_gate3, kernel_time_apart
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
@@ -31,23 +28,14 @@ from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from kernelopt.search.generator import Attempt, CandidateGenerator, KernelTarget
 from kernelopt.search.registry import applicable, make_kernel_file_generator
 from kernelopt.verify.gate2_kernel import check_kernel_outputs
-from kernelopt.verify.gate3_model import check_model
-from kernelopt.verify.gate4_perf import check_performance
-from kernelopt.verify.precision import reduced_precision_markers, strict_verdict
+from kernelopt.verify.gate4_perf import check_clock, check_performance
+from kernelopt.verify.kernel_outputs import import_source
+from kernelopt.verify.precision import reduced_precision_markers
 from kernelopt.verify.result import GateResult
 
 
 def _import_source(source: str, tag: str):
-    digest = hashlib.sha256(source.encode()).hexdigest()[:16]
-    path = Path(kernel_cache_dir()) / f"kernel_file_{tag}_{digest}.py"
-    if not path.exists():
-        path.write_text(source)
-    return import_problem(path, module_name=f"kernelopt_kfile_{tag}_{digest}")
-
-
-def _outputs(fn, xs: list) -> list:
-    """fn(*xs)'s tensor leaves (Gate 3's float64 reference, called when its branch needs it)."""
-    return output_leaves(fn(*xs))
+    return import_source(source, tag)  # one naming of candidate files: verify/kernel_outputs.py
 
 
 def _clone(xs: list) -> list:
@@ -96,50 +84,6 @@ def _no_grad():
     import torch
 
     return torch.no_grad()
-
-
-@dataclass
-class KernelFileCheck:
-    problem_path: str
-    candidate_source: str
-    seeds: list[int]
-    precision: str
-    rho_max: float
-    dtype: str
-    device: str
-
-
-def verify_kernel_file(req: KernelFileCheck) -> tuple[GateResult, Timing | None]:
-    """Gate 3 against the PyTorch reference on fresh seeds, then Gate 4 timing."""
-    import torch
-
-    dtype = dtype_from_name(req.dtype)
-    emulated: dict[str, str] = {}
-    if PrecisionPolicy.parse(req.precision) is PrecisionPolicy.STRICT:  # the same verdict as a model's Gate 3
-        reason, emulated = strict_verdict({"the candidate": req.candidate_source}, Path(req.problem_path).read_text(),
-                                         req.dtype)
-        if reason:
-            return GateResult.fail("gate3", reason, policy="strict", branch="reduced-precision", rho=None), None
-    original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")
-    cand = _import_source(req.candidate_source, "final")
-    result = None
-    for seed in req.seeds:
-        xs = make_inputs(original, seed, req.device, dtype)
-        with torch.no_grad():
-            r32 = output_leaves(original.reference(*_clone(xs)))
-            o32 = output_leaves(cand.launch(*_clone(xs)))
-            x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
-            result = check_model(r32, o32, functools.partial(_outputs, original.reference, x64), req.precision,
-                                 rho_max=req.rho_max, require_float64=bool(emulated), dtype=req.dtype)
-        result.metrics["seed"] = seed
-        if not result.passed:
-            return result, None
-    assert result is not None, "a kernel file is verified on one seed at least"
-    xs = make_inputs(original, req.seeds[0], req.device, dtype)
-    with torch.no_grad():
-        timing = bench_interleaved({"baseline": lambda: original.launch(*xs),
-                                    "candidate": lambda: cand.launch(*xs)}, rounds=5)
-    return result, timing
 
 
 def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
@@ -205,20 +149,28 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
         return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)
     best = result.ranked[0]
-    with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing"):
-        g3, timing = ctx.child(verify_kernel_file, KernelFileCheck(
-            ctx.problem_path, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
-            device), limit_s=900, what="verifying the best candidate", env=env)
-    ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
-                               f"{g3.message}"]
-    if not g3.passed:
-        return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
-    if timing.method != "do_bench":  # run_job records that no speed was measured
-        return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton interpreter; "
-                         "speed cannot be measured without a GPU, so the original kernel is kept",
-                         timing="not-measured", timing_note=NO_GPU_TIMING)
+    with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing (each computed apart)"):
+        g3 = kernel_gate3(ctx, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
+                          device, env)
+        ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
+                                   f"{g3.message}"]
+        if not g3.passed:
+            return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
+        if device != "cuda":  # run_job records that no speed was measured
+            return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton "
+                             "interpreter; speed cannot be measured without a GPU, so the original kernel is kept",
+                             timing="not-measured", timing_note=NO_GPU_TIMING)
+        try:
+            timing, walls = kernel_time_apart(ctx, best.candidate.source, opts.dtype, device, env=env)
+        except Gate4Refused as exc:
+            return JobResult(Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: {exc}", speedup=1.0)
     g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
-    times = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
+    clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
+    ctx.report["gate4_rounds"] = [{"method": timing.method, "baseline": timing.rounds["baseline"],
+                                   "candidate": timing.rounds["candidate"], "clock": clock.metrics}]
+    if g4.passed and not clock.passed:
+        g4 = GateResult.fail("gate4", clock.message, **g4.metrics)
+    times: dict[str, Any] = dict(baseline_ms=timing.median_ms["baseline"], noise_pct=g4.metrics.get("noise_pct"))
     if not g4.passed:
         outcome = Outcome.MATCHED if g4.metrics.get("within_noise") else Outcome.FALLBACK
         return JobResult(outcome, f"{Cause.PERFORMANCE_GATE}: {g4.message}", speedup=1.0,

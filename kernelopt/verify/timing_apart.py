@@ -103,6 +103,39 @@ def prepare_side(req: SideRequest) -> SideReady:
     return SideReady(req.side, "cuda-events" if held.cuda else "cpu-wallclock", statistics.median(times))
 
 
+@dataclass
+class KernelSideRequest:
+    """One side of a kernel file's Gate 4: the submitted file's `launch` (baseline) or a candidate file's."""
+
+    problem_path: str
+    side: str  # "baseline" | "candidate"
+    candidate_source: str | None = None
+    dtype: str = "fp32"
+    device: str = "cuda"
+
+
+def prepare_kernel_side(req: KernelSideRequest) -> SideReady:
+    """Hold the timers, then import the side's kernel file; a few warm launches estimate its time."""
+    held = _Held()
+    from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
+    from kernelopt.verify.kernel_outputs import import_source
+
+    original = import_problem(req.problem_path, module_name="kernelopt_kfile_original")
+    launch = (import_source(req.candidate_source, "final").launch if req.side == "candidate" and req.candidate_source
+              else original.launch)
+
+    def caller(seed: int) -> Callable[[], list]:
+        xs = make_inputs(original, seed, req.device, dtype_from_name(req.dtype))
+        return lambda: output_leaves(launch(*xs))
+
+    _STATE.clear()
+    _STATE.update(held=held, caller=caller, side=req.side)
+    call = caller(0)
+    call()  # compile, load kernels
+    times, _ = _run(held, call, 5)
+    return SideReady(req.side, "cuda-events" if held.cuda else "cpu-wallclock", statistics.median(times))
+
+
 def _run(held: _Held, call: Callable[[], list], n: int) -> tuple[list[float], list]:
     """n calls' times (ms) and the last call's outputs."""
     out: list = []
