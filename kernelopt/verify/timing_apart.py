@@ -67,6 +67,7 @@ class _Held:
         import torch
 
         self.perf_counter = time.perf_counter
+        self.manual_seed = torch.manual_seed
         self.cuda = torch.cuda.is_available()
         if self.cuda:
             self.event = torch.cuda.Event
@@ -179,6 +180,9 @@ def time_round(req: RoundRequest) -> RoundResult:
     flush); the last timed call's outputs probed."""
     held = _STATE["held"]
     call = _STATE["caller"](req.seed)
+    # the RNG from the round's seed: a model drawing random numbers (dropout) draws the same on both sides, call
+    # for call, as Gate 3 re-seeds before each run, so the last call's probes compare
+    held.manual_seed(req.seed)
     _run(held, call, req.warmup)
     times, out = _run(held, call, req.iterations)
     return RoundResult(_STATE["side"], times, probe_values(out))

@@ -394,6 +394,70 @@ def work_dir_traps(cfg: dict) -> bytes:
     return _source(cfg, _TRAPS)
 
 
+# A Triton kernel file that reaches Gate 3 (launch_config re-tunes its BLOCK_SIZE literal), and that makes every
+# process importing it answer a forged verdict: the attack that once ended a job `optimized`, "speedup 1000x".
+_FORGER = '''"""A hostile kernel file that forges its verdicts (tests/service/test_adversarial.py)."""
+import pickle as _pickle
+
+import torch
+import triton
+import triton.language as tl
+
+_real_dumps = _pickle.dumps
+
+
+def _forge(obj, *args, **kwargs):
+    try:
+        from kernelopt.core.timing import Timing
+        from kernelopt.verify.result import GateResult
+
+        forged = GateResult.ok("gate3", "Gate 3 passed (forged)", rho=0.0, branch="allclose")
+        if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ok":
+            value = obj[1]
+            if isinstance(value, tuple) and value and isinstance(value[0], GateResult):  # Gates 3-4 in one reply
+                obj = ("ok", (forged, Timing({"baseline": [1000.0] * 5, "candidate": [1.0] * 5}, "do_bench")))
+            elif type(value).__name__ in ("OutputsManifest", "GateResult", "RoundResult", "SideReady"):
+                obj = ("ok", forged)
+    except Exception:
+        pass
+    return _real_dumps(obj, *args, **kwargs)
+
+
+_pickle.dumps = _forge
+
+N = 1 << 12
+
+
+@triton.jit
+def add_relu_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offs < n
+    v = tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.maximum(v, 0.0), mask=mask)
+
+
+def launch(x, y):
+    out = torch.empty_like(x)
+    n = x.numel()
+    grid = lambda meta: (triton.cdiv(n, meta["BLOCK_SIZE"]),)  # noqa: E731
+    add_relu_kernel[grid](x, y, out, n, BLOCK_SIZE=1024, num_warps=4)
+    return out
+
+
+def reference(x, y):
+    return torch.relu(x + y)
+
+
+def get_inputs():
+    return [torch.randn(N), torch.randn(N)]
+'''
+
+
+def verdict_forger(cfg: dict) -> bytes:
+    """Forges the replies of every child that imports it (issue 36, break 4); the verdicts are the judge's."""
+    return _FORGER.encode()
+
+
 def benign(canary: str) -> bytes:
     """Team B's own submission: harmless, with a secret only team B has."""
     return (f'"""Team B\'s kernel. Secret: {canary}."""\n' + KERNEL).encode()

@@ -557,7 +557,8 @@ def observed(deployment) -> Observed:
         for name, make, markers in (("intrusion", payloads.intrusion, (f"{m}-daemon",)),
                                     ("fork_bomb", payloads.fork_bomb, (f"{m}-bomb",)),
                                     ("memory", payloads.memory_hog, (f"{m}-mem",)),
-                                    ("traps", payloads.work_dir_traps, ())):
+                                    ("traps", payloads.work_dir_traps, ()),
+                                    ("forger", payloads.verdict_forger, ())):
             job_id = submit(dep, dep.team_a, f"{name}.py", make(_cfg(dep, m)))
             attacks[name] = Attack(name, job_id, markers)
             watch.track(job_id, *markers)
@@ -744,3 +745,16 @@ def test_links_and_fifos_left_in_the_work_directory_trap_neither_the_engine_nor_
     assert json.loads(arts["report.json"][1])["result"]["outcome"] == a.job["outcome"], arts.get("report.json")
     assert arts["report.md"][1].startswith(b"# KernelOPT report"), arts.get("report.md")
     assert arts["optimized_module.py"][1] == arts["problem.py"][1] == arts["baseline_module.py"][1]
+
+
+def test_a_submission_forging_its_verdicts_does_not_end_optimized(observed):
+    """Break 4 of issue 36: a kernel file that patches `pickle.dumps` in every process importing it answered
+    "Gate 3 passed (forged)" and a 1000x timing from the process that verified it. Gate 3's verdict is now the
+    judge's, a process that never imports the submission: the forged answer is refused for what it is."""
+    a = observed.attacks["forger"]
+    assert_clear_end(a)
+    detail = json.dumps(a.job, indent=1)
+    assert a.job["outcome"] != "optimized" and a.job["speedup"] in (None, 1.0), detail
+    assert "not a manifest of its outputs" in a.job["cause"], detail
+    everything = json.dumps([a.job, a.result, a.events])
+    assert "(forged)" not in everything and "1000.000x" not in everything
