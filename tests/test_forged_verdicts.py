@@ -80,28 +80,33 @@ def group_and_workdir(cpu_capture):
     return g, workdir
 
 
-def _gate3(workdir: Path, tmp_path: Path, name: str, source: str):
-    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
-    try:
-        req = StitchedRequest(str(PROBLEM), str(workdir), {name: source}, seeds=[101, 102], precision="strict",
-                              device="cpu")
-        return gate3(ctx, req)
-    finally:
-        ctx.close()
+@pytest.fixture(scope="module")
+def job_ctx(group_and_workdir):
+    """One job's context for every Gate 3 below: eager's outputs are computed once, as in a job's waterfall."""
+    _, workdir = group_and_workdir
+    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=1800))
+    yield ctx
+    ctx.close()
 
 
-def test_the_honest_candidate_passes_apart(group_and_workdir, tmp_path):
-    g, workdir = group_and_workdir
-    verdict = _gate3(workdir, tmp_path, g.name, group_module_source(g))
+def _gate3(ctx: JobContext, name: str, source: str):
+    req = StitchedRequest(str(PROBLEM), str(ctx.workdir), {name: source}, seeds=[101, 102], precision="strict",
+                          device="cpu")
+    return gate3(ctx, req)
+
+
+def test_the_honest_candidate_passes_apart(group_and_workdir, job_ctx):
+    g, _ = group_and_workdir
+    verdict = _gate3(job_ctx, g.name, group_module_source(g))
     assert verdict.passed, verdict.message
     assert verdict.metrics["judged_apart"] is True and verdict.metrics["seeds"] == [101, 102]
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
-def test_a_forging_candidate_fails_gate3(group_and_workdir, tmp_path, attack):
+def test_a_forging_candidate_fails_gate3(group_and_workdir, job_ctx, attack):
     g, workdir = group_and_workdir
     source = group_module_source(g, body=g.body + [_SPOIL], preamble=ATTACKS[attack])
-    verdict = _gate3(workdir, tmp_path, g.name, source)
+    verdict = _gate3(job_ctx, g.name, source)
     assert not verdict.passed, (attack, verdict.message)
     assert "forged" not in verdict.message
     if attack == "forges its reply through pickle":  # its reply is no manifest: refused as such
