@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -52,10 +53,13 @@ def _load(directory: str, manifest: OutputsManifest, key: str, device: str) -> l
     if "/" in entry.name or entry.name.startswith("."):
         raise TamperedOutputs(f"the {manifest.role} child named a file outside its directory: {entry.name!r}")
     try:
-        fd = os.open(Path(directory) / entry.name, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(Path(directory) / entry.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO: no wait
     except OSError as exc:
         raise TamperedOutputs(f"{manifest.role} output {entry.name} cannot be opened as a file: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size != entry.nbytes:  # before reading: not what was answered
+            raise TamperedOutputs(f"{manifest.role} output {entry.name} changed after its child wrote it")
         data = f.read(entry.nbytes + 1)
     if len(data) != entry.nbytes or hashlib.sha256(data).hexdigest() != entry.sha256:
         raise TamperedOutputs(f"{manifest.role} output {entry.name} changed after its child wrote it")

@@ -1,6 +1,6 @@
 """Gate 4's timing, baseline and candidate each in a process of its own (stage functions for child sessions).
 
-The job's orchestrator (pipeline/gates.py:gate4) starts two child sessions, one per side, and drives the
+The job's orchestrator (pipeline/gates.py:time_apart) starts two child sessions, one per side, and drives the
 rounds itself, alternating which side goes first: a side never shares a process with the other, with the
 reference or with the comparison. In each child the harness takes hold of its timers — the CUDA event
 methods, `torch.cuda.synchronize`, `time.perf_counter`, the L2-flush call — before the module it times (and
@@ -94,7 +94,12 @@ def prepare_side(req: SideRequest) -> SideReady:
 
     def caller(seed: int) -> Callable[[], list]:
         args = cctx.flat_args(ctx.inputs(seed))
-        return lambda: [runtime.call_module(mod, args)[i] for i in output_map]
+
+        def call() -> list:
+            outs = runtime.call_module(mod, args)  # one call of the module: the model's outputs picked from it
+            return [outs[i] for i in output_map]
+
+        return call
 
     _STATE.clear()
     _STATE.update(held=held, caller=caller, side=req.side)
