@@ -158,7 +158,8 @@ def _gpu_work(_) -> dict:
     double[(4,)](x, 1000, BLOCK=256)
     compiled = torch.compile(lambda a: torch.relu(a) + 1)
     return {"triton": float(x.sum()), "compiled": float(compiled(x).sum()), "uid": os.getuid(),
-            "network": _connect(22), "root": sorted(os.listdir("/"))}
+            "network": _connect(22), "root": sorted(os.listdir("/")), "sys": sorted(os.listdir("/sys")),
+            "userns": _user_namespace(None), "device": torch.cuda.get_device_name()}
 
 
 @pytest.mark.gpu
@@ -167,6 +168,7 @@ def test_gpu_stages_work_inside_the_sandbox(tmp_path):
     assert out["triton"] == 2000.0 and out["compiled"] == 3000.0
     assert out["uid"] not in (0, os.getuid()) and out["network"].startswith("refused")
     assert "var" not in out["root"] and "home" not in out["root"]  # a fresh root, not the host's
+    assert out["sys"] == ["bus", "devices", "kernel", "module"] and out["userns"]["unshare"].startswith("refused")
 
 
 def _alive_with(marker: str) -> list[int]:
@@ -183,6 +185,40 @@ def _alive_with(marker: str) -> list[int]:
     return pids
 
 
+def _user_namespace(_) -> dict[str, str]:
+    """Try to become root in a user namespace of its own: by the system call, and by the `unshare` tool."""
+    import ctypes
+    import subprocess
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    got = {"unshare": "made" if libc.unshare(0x10000000) == 0 else f"refused: {os.strerror(ctypes.get_errno())}"}
+    p = subprocess.run(["unshare", "--user", "--map-root-user", "id", "-u"], capture_output=True, text=True)
+    got["tool"] = f"root: {p.stdout.strip()}" if p.returncode == 0 else f"refused: {p.stderr.strip()[-120:]}"
+    return got
+
+
+def test_no_user_namespace_can_be_made_inside_the_sandbox():
+    """Root inside a user namespace of its own opens the kernel's namespace-only code to a job (mounts,
+    netfilter): the seccomp filter refuses it, whether by the system call or by a tool."""
+    got = run_in_child(_user_namespace, None, timeout_s=60, read_only=TESTS)
+    assert got["unshare"] == "refused: Operation not permitted", got
+    assert got["tool"].startswith("refused"), got
+
+
+def _sys_view(_) -> dict[str, object]:
+    return {"top": sorted(os.listdir("/sys")), "cgroup": os.path.exists("/sys/fs/cgroup"),
+            "net": os.path.exists("/sys/class/net"), "cpus": os.cpu_count(),
+            "cpu_online": Path("/sys/devices/system/cpu/online").read_text().strip()}
+
+
+def test_the_sandbox_sees_only_the_parts_of_sys_its_stages_read():
+    """No host cgroups (other jobs' memory and CPU), network interfaces or firmware; the CPU topology stays."""
+    got = run_in_child(_sys_view, None, timeout_s=60, read_only=TESTS)
+    assert {"bus", "devices"} <= set(got["top"]) <= {"bus", "devices", "kernel", "module"}, got
+    assert not got["cgroup"] and not got["net"], got
+    assert got["cpus"] == os.cpu_count() and got["cpu_online"], got
+
+
 def test_a_setsid_daemon_dies_with_its_child():
     marker = "73.%d" % (time.time_ns() % 10**6)
     run_in_child(_daemon, marker, timeout_s=60, read_only=TESTS)
@@ -195,6 +231,31 @@ def test_a_setsid_daemon_dies_with_its_child():
 def test_the_child_runs_under_a_uid_of_its_own():
     uid, gid, _ = run_in_child(_ids, None, timeout_s=60, read_only=TESTS)
     assert uid not in (0, os.getuid()) and gid not in (0, os.getgid())
+
+
+def test_two_jobs_at_once_run_under_two_uids():
+    """A uid per job, not per server: two jobs orchestrated at once (two threads of one worker, as the
+    embedded dispatcher's slots are) each hold a uid of their own, and their children run as it."""
+    import threading
+
+    from kernelopt.isolation import job_sandbox
+
+    seen: dict[int, tuple[int | None, int]] = {}
+    both_held = threading.Barrier(2)
+
+    def job(i: int) -> None:
+        with job_sandbox() as held:
+            both_held.wait(30)  # the first job still holds its uid when the second leases one
+            seen[i] = (held.uid, run_in_child(_ids, None, timeout_s=60, read_only=TESTS)[0])
+            both_held.wait(30)
+
+    threads = [threading.Thread(target=job, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    (held_a, ran_a), (held_b, ran_b) = seen[0], seen[1]
+    assert held_a is not None and held_a == ran_a and held_b == ran_b and held_a != held_b, seen
 
 
 def test_processes_and_memory_are_limited():

@@ -177,6 +177,8 @@ class _Child:
         parent_sock, child_sock = socket.socketpair()
         inner = [sys.executable, "-m", "kernelopt.isolation.entry", str(child_sock.fileno()),
                  json.dumps(rlimits_for(policy, confinement))]
+        if confinement.isolate and layers.on(Layer.SYSCALLS):
+            inner.append("--syscall-filter")
         argv = command(confinement, inner, layers) if policy.enabled else inner
         try:
             # its output through a pipe: into this process's log escaped and prefixed, never verbatim

@@ -1,6 +1,7 @@
-"""The program every child runs: `python -m kernelopt.isolation.entry FD RLIMITS_JSON`.
+"""The program every child runs: `python -m kernelopt.isolation.entry FD RLIMITS_JSON [--syscall-filter]`.
 
-Applies its rlimits before anything else, then answers calls `(fn, arg)` read
+Applies its rlimits (and, in a sandboxed child, the seccomp filter of
+isolation.syscall_filter) before anything else, then answers calls `(fn, arg)` read
 from the socket FD (pickles from the trusted parent) with `("ok", result)` or
 `("error", exception type, message, traceback, exception)`, until the parent sends None or
 closes the socket. Nothing of the parent's interpreter state is inherited:
@@ -44,6 +45,10 @@ def _reply(fn, arg) -> bytes:
 def main(argv: list[str]) -> None:
     fd, limits = int(argv[0]), json.loads(argv[1])
     apply_rlimits(limits)
+    if "--syscall-filter" in argv[2:]:
+        from kernelopt.isolation import syscall_filter
+
+        syscall_filter.install()  # the probe found the kernel takes it: a refusal here ends the child
     conn = Connection(fd)
     while True:
         try:

@@ -10,10 +10,15 @@ A sandboxed child gets, layer by layer (docs/operations.md, "Threat model"):
 - `pid`: a PID namespace of its own: when the child ends, every process it
   ever started (daemons that `setsid` included) ends with it;
 - `filesystem`: a fresh root where only its scratch directory is writable and
-  only the system, the Python environment, KernelOPT's own packages and the GPU
-  device nodes are visible (read-only) — no database file, blob store, other
-  job, `.env` or configuration;
-- `rlimits`: address space, CPU seconds, file size, open files, processes.
+  only the system, the Python environment, KernelOPT's own packages, the GPU
+  device nodes and the few parts of `/sys` CUDA and PyTorch read (CPUs, NUMA
+  nodes, PCI devices, the NVIDIA driver's module) are visible (read-only) — no
+  database file, blob store, other job, `.env`, configuration, cgroups or the
+  host's network interfaces;
+- `rlimits`: address space, CPU seconds, file size, open files, processes;
+- `syscalls`: a seccomp filter (isolation.syscall_filter): no user namespaces
+  (root inside one is where most container escapes start), keyrings, bpf,
+  userfaultfd or io_uring.
 
 The namespaces and the fresh root come from bubblewrap (`bwrap`); where it is
 missing, plain `unshare` still gives `network` and `pid` (not `filesystem`).
@@ -51,6 +56,7 @@ class Layer(str, Enum):
     PID = "pid"
     FILESYSTEM = "filesystem"
     RLIMITS = "rlimits"
+    SYSCALLS = "syscalls"
 
 
 ALL_LAYERS = tuple(Layer)
@@ -314,6 +320,20 @@ def _under_site_packages(path: Path) -> bool:
     return any(part in ("site-packages", "dist-packages") for part in path.parts)
 
 
+# What a child sees of /sys (read-only): CPU and NUMA topology (PyTorch, OpenMP), the PCI devices and the
+# NVIDIA driver's module (CUDA and NVML find the GPU there). Not the host's cgroups (other jobs' memory and
+# CPU use), network interfaces, firmware tables or kernel settings.
+_SYS_PATHS = ("/sys/devices/system/cpu", "/sys/devices/system/node", "/sys/bus/pci", "/sys/devices/pci*",
+              "/sys/module/nvidia", "/sys/module/nvidia_uvm", "/sys/kernel/mm/transparent_hugepage")
+
+
+def _sys_paths() -> list[Path]:
+    found: list[Path] = []
+    for pattern in _SYS_PATHS:
+        found += sorted(Path("/").glob(pattern.lstrip("/"))) if "*" in pattern else [Path(pattern)]
+    return [p for p in found if p.exists()]
+
+
 _ETC_FILES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "passwd", "group", "nsswitch.conf", "localtime",
               "alternatives", "os-release", "mime.types")
 
@@ -359,9 +379,11 @@ def bwrap_argv(c: Confinement, bwrap: str) -> list[str]:
     # on the new tmpfs, not be hidden by it.
     # /tmp and /dev/shm are tmpfs: host memory outside RLIMIT_AS, so each has a size
     argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(c.tmp_bytes), "--tmpfs", "/dev/shm",
-             "--size", str(c.tmp_bytes), "--tmpfs", "/tmp", "--ro-bind-try", "/sys", "/sys"]
-    seen.update(("/proc", "/dev", "/sys"))
+             "--size", str(c.tmp_bytes), "--tmpfs", "/tmp"]
+    seen.update(("/proc", "/dev"))
     made.update(("/tmp", "/dev/shm"))
+    for path in _sys_paths():
+        ro(path)
     for root in _readable_roots():
         ro(root)
     for name in _ETC_FILES:
@@ -501,6 +523,7 @@ def probe_layers(policy: SandboxPolicy | None = None) -> Layers:
             c = Confinement(scratch=scratch, uid=uid, gpu=False)
             layers = Layers(avail, reasons, "bwrap", bwrap)
             check = probe_code + (f"assert not os.path.exists({str(secret)!r}), 'service files visible'\n"
+                                  "assert not os.path.exists('/sys/fs/cgroup'), 'the host /sys visible'\n"
                                   f"open({str(scratch / 'w')!r}, 'w').write('ok')\n")
             ok, why = _try(command(c, [py, "-c", check], layers))
             if ok:
@@ -525,7 +548,35 @@ def probe_layers(policy: SandboxPolicy | None = None) -> Layers:
         if not avail[layer.value]:
             reasons.setdefault(layer.value, "; ".join(f"{k}: {v}" for k, v in reasons.items()
                                                      if k in ("bwrap", "unshare")) or "no namespace tool")
+    avail[Layer.SYSCALLS.value], why = _probe_syscall_filter(policy, avail[Layer.UID.value])
+    if why:
+        reasons[Layer.SYSCALLS.value] = why
     return Layers(avail, reasons, mechanism, bwrap if mechanism == "bwrap" else None, policy.enabled)
+
+
+# Installs the filter, then checks what it must refuse is refused and what the stages need still works.
+_FILTER_PROBE = """
+import ctypes, os, subprocess, sys, threading
+sys.path.insert(0, sys.argv[1])
+from kernelopt.isolation import syscall_filter
+syscall_filter.install()
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.unshare(syscall_filter.CLONE_NEWUSER) == -1 and ctypes.get_errno() == 1, "a user namespace was made"
+t = threading.Thread(target=lambda: None); t.start(); t.join()
+assert subprocess.run([sys.executable, "-c", "pass"]).returncode == 0, "no process could be started"
+"""
+
+
+def _probe_syscall_filter(policy: SandboxPolicy, drop_uid: bool) -> tuple[bool, str]:
+    from kernelopt.isolation import syscall_filter
+
+    why = syscall_filter.unsupported_reason()
+    if why:
+        return False, why
+    argv = (setpriv_argv(policy.uid_base) if drop_uid else []) + [sys.executable, "-c", _FILTER_PROBE,
+                                                                  str(PROJECT_ROOT)]
+    ok, why = _try(argv)
+    return ok, "" if ok else f"the kernel refused the seccomp filter, or it did not hold: {why}"
 
 
 def iter_layer_lines(layers: Layers) -> Iterator[str]:
