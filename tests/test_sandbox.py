@@ -336,3 +336,40 @@ def test_a_child_cannot_fill_host_memory_through_a_tmpfs(monkeypatch, directory)
     # unprivileged service) can, up to KERNELOPT_SANDBOX_TMP_MIB.
     monkeypatch.setenv("KERNELOPT_SANDBOX_TMP_MIB", "8")
     assert run_in_child(_fill, (directory, 32), timeout_s=60, read_only=TESTS) <= 8
+
+
+# --------------------------------------------------------------------------- the CUDA probe's way back
+
+_NEEDS_HOST_SYS = "import os\nassert os.path.exists('/sys/class/net'), 'no /sys/class/net'\n"
+_NEEDS_USERNS = """
+import ctypes, sys
+if sys.argv[2] == "filter":
+    sys.path.insert(0, sys.argv[1])
+    from kernelopt.isolation import syscall_filter
+    syscall_filter.install()
+assert ctypes.CDLL(None).unshare(0x10000000) == 0, "no user namespace"
+"""
+
+
+@pytest.mark.parametrize("probe, host_sys, filter_kept", [(_NEEDS_HOST_SYS, True, True),
+                                                          (_NEEDS_USERNS, False, False),
+                                                          ("raise SystemExit('no driver')", False, True)])
+def test_a_driver_that_needs_more_than_the_sandbox_gives_keeps_the_gpu_and_says_why(monkeypatch, probe, host_sys,
+                                                                                    filter_kept):
+    """The curated /sys and the seccomp filter were written from what CUDA reads and calls. Where a driver needs
+    more, the probe keeps the GPU usable (the host's /sys, then no filter) and says so; where CUDA does not
+    start even unconfined, nothing is loosened. A stand-in for CUDA's start makes each case here."""
+    from kernelopt.isolation import sandbox
+
+    monkeypatch.setattr(sandbox, "_CUDA_PROBE", probe)
+    policy = sandbox.SandboxPolicy.from_env()
+    before = sandbox.probe_layers(policy)
+    after = sandbox._probe_cuda(policy, before)
+    assert after.host_sys == host_sys and after.on(sandbox.Layer.SYSCALLS) == filter_kept, after
+    assert ("sys" in after.reasons) == host_sys
+    assert not host_sys or after.reasons["sys"].endswith("the host's is bound"), after
+    if not filter_kept:
+        assert after.reasons["syscalls"].startswith("CUDA did not start under the seccomp filter"), after
+        assert "syscalls (CUDA did not start" in after.describe()
+    assert ("--ro-bind /sys /sys" in " ".join(sandbox.command(sandbox.Confinement(scratch=Path("/tmp")), ["true"],
+                                                              after))) == host_sys

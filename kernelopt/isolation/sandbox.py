@@ -347,7 +347,7 @@ def uses_gpu(env: Mapping[str, str]) -> bool:
     return bool(_gpu_nodes()) and env.get("CUDA_VISIBLE_DEVICES") != "" and env.get("TRITON_INTERPRET") != "1"
 
 
-def bwrap_argv(c: Confinement, bwrap: str) -> list[str]:
+def bwrap_argv(c: Confinement, bwrap: str, host_sys: bool = False) -> list[str]:
     """bubblewrap's arguments for confinement `c` (everything up to the command)."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
             "--unshare-uts", "--unshare-cgroup-try"]
@@ -382,8 +382,12 @@ def bwrap_argv(c: Confinement, bwrap: str) -> list[str]:
              "--size", str(c.tmp_bytes), "--tmpfs", "/tmp"]
     seen.update(("/proc", "/dev"))
     made.update(("/tmp", "/dev/shm"))
-    for path in _sys_paths():
-        ro(path)
+    if host_sys:
+        argv += ["--ro-bind", "/sys", "/sys"]
+        seen.add("/sys")
+    else:
+        for path in _sys_paths():
+            ro(path)
     for root in _readable_roots():
         ro(root)
     for name in _ETC_FILES:
@@ -424,7 +428,7 @@ def command(c: Confinement, inner: Sequence[str], layers: "Layers") -> list[str]
     argv: list[str] = []
     if c.isolate:
         if layers.mechanism == "bwrap":
-            argv += bwrap_argv(c, layers.bwrap or "bwrap")
+            argv += bwrap_argv(c, layers.bwrap or "bwrap", layers.host_sys)
         elif layers.mechanism == "unshare":
             argv += unshare_argv()
     if c.uid is not None and os.geteuid() == 0 and layers.on(Layer.UID):
@@ -455,6 +459,7 @@ class Layers:
     mechanism: str  # "bwrap" | "unshare" | "none"
     bwrap: str | None = None
     enabled: bool = True  # False: the operator switched the sandbox off
+    host_sys: bool = False  # the host's /sys is bound whole: CUDA did not start with the curated one (reasons["sys"])
 
     def on(self, layer: Layer) -> bool:
         return self.enabled and self.available.get(layer.value, False)
@@ -467,17 +472,20 @@ class Layers:
         if not self.enabled:
             return "sandbox switched off (KERNELOPT_SANDBOX=off): submitted code runs unconfined"
         off = self.off()
+        notes = "".join(f"; {k}: {self.reasons[k]}" for k in ("sys", "cuda") if k in self.reasons)
         if not off:
-            return f"sandbox: all layers on ({self.mechanism})"
-        return f"sandbox ({self.mechanism}): off: " + "; ".join(f"{n} ({self.reasons.get(n, '?')})" for n in off)
+            return f"sandbox: all layers on ({self.mechanism}){notes}"
+        return (f"sandbox ({self.mechanism}): off: " + "; ".join(f"{n} ({self.reasons.get(n, '?')})" for n in off)
+                + notes)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _try(argv: list[str], timeout: float = 20.0) -> tuple[bool, str]:
+def _try(argv: list[str], timeout: float = 20.0, env: Mapping[str, str] | None = None) -> tuple[bool, str]:
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={"PATH": _SAFE_PATH})
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                           env=dict(env) if env is not None else {"PATH": _SAFE_PATH})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"{type(exc).__name__}: {exc}"
     out = (p.stdout + p.stderr).strip()
@@ -551,7 +559,8 @@ def probe_layers(policy: SandboxPolicy | None = None) -> Layers:
     avail[Layer.SYSCALLS.value], why = _probe_syscall_filter(policy, avail[Layer.UID.value])
     if why:
         reasons[Layer.SYSCALLS.value] = why
-    return Layers(avail, reasons, mechanism, bwrap if mechanism == "bwrap" else None, policy.enabled)
+    layers = Layers(avail, reasons, mechanism, bwrap if mechanism == "bwrap" else None, policy.enabled)
+    return _probe_cuda(policy, layers) if mechanism == "bwrap" and _gpu_nodes() else layers
 
 
 # Installs the filter, then checks what it must refuse is refused and what the stages need still works.
@@ -577,6 +586,65 @@ def _probe_syscall_filter(policy: SandboxPolicy, drop_uid: bool) -> tuple[bool, 
                                                                   str(PROJECT_ROOT)]
     ok, why = _try(argv)
     return ok, "" if ok else f"the kernel refused the seccomp filter, or it did not hold: {why}"
+
+
+# Starts the CUDA driver as a stage would (through the same libcuda), after installing the seccomp filter
+# when asked to: the curated /sys and the filter were written from what CUDA reads and calls, and a driver
+# that needs more must not leave a GPU machine unable to run any job.
+_CUDA_PROBE = """
+import ctypes, sys
+if sys.argv[2] == "filter":
+    sys.path.insert(0, sys.argv[1])
+    from kernelopt.isolation import syscall_filter
+    syscall_filter.install()
+cuda = ctypes.CDLL("libcuda.so.1")
+rc = cuda.cuInit(0)
+assert rc == 0, f"cuInit returned {rc}"
+n = ctypes.c_int()
+rc = cuda.cuDeviceGetCount(ctypes.byref(n))
+assert rc == 0 and n.value > 0, f"cuDeviceGetCount returned {rc}, {n.value} devices"
+"""
+
+
+def _probe_cuda(policy: SandboxPolicy, layers: Layers) -> Layers:
+    """On a GPU machine: the sandbox as configured must let CUDA start; where it does not but an unconfined
+    process can, the first arrangement that works is kept — the host's /sys, then no seccomp filter — and
+    the reason is reported beside the layers (/readyz, `python -m kernelopt.isolation.sandbox`)."""
+    import dataclasses
+
+    env = {"PATH": _SAFE_PATH, **{k: os.environ[k] for k in ("LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES")
+                                   if k in os.environ}}
+    filter_on = layers.available.get(Layer.SYSCALLS.value, False)
+    with tempfile.TemporaryDirectory(prefix="kernelopt-probe-") as tmp:
+        os.chmod(tmp, 0o755)
+        uid = policy.uid_base if layers.available.get(Layer.UID.value) else None
+        give_to(Path(tmp), uid)
+        c = Confinement(scratch=Path(tmp), uid=uid, gpu=True)
+
+        def starts(host_sys: bool, with_filter: bool) -> tuple[bool, str]:
+            trial = dataclasses.replace(layers, host_sys=host_sys)
+            inner = [sys.executable, "-c", _CUDA_PROBE, str(PROJECT_ROOT), "filter" if with_filter else "none"]
+            return _try(command(c, inner, trial), env=env, timeout=60)
+
+        ok, why = starts(False, filter_on)
+        if ok:
+            return layers
+        unconfined, _ = _try([sys.executable, "-c", _CUDA_PROBE, str(PROJECT_ROOT), "none"], env=env, timeout=60)
+        if not unconfined:  # no working driver here at all: nothing the sandbox could change
+            return layers
+        reasons = dict(layers.reasons)
+        tries = [(True, filter_on)] + ([(False, False), (True, False)] if filter_on else [])
+        for host_sys, with_filter in tries:
+            if starts(host_sys, with_filter)[0]:
+                avail = dict(layers.available)
+                if host_sys:
+                    reasons["sys"] = f"CUDA did not start with the sandbox's view of /sys ({why}): the host's is bound"
+                if filter_on and not with_filter:
+                    avail[Layer.SYSCALLS.value] = False
+                    reasons[Layer.SYSCALLS.value] = f"CUDA did not start under the seccomp filter ({why})"
+                return dataclasses.replace(layers, available=avail, reasons=reasons, host_sys=host_sys)
+        reasons["cuda"] = f"CUDA did not start inside the sandbox: {why}"
+        return dataclasses.replace(layers, reasons=reasons)
 
 
 def iter_layer_lines(layers: Layers) -> Iterator[str]:
