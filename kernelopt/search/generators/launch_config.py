@@ -19,7 +19,7 @@ from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.kernel_source import KernelSource, parse_kernel, standalone_module
 
 # Tunable block constexpr -> the prefix of its dimension (xnumel, xmask, ...).
-BLOCK_PREFIX = {"XBLOCK": "x", "YBLOCK": "y", "R0_BLOCK": "r0_"}
+BLOCK_PREFIX = {"XBLOCK": "x", "YBLOCK": "y", "ZBLOCK": "z", "R0_BLOCK": "r0_"}
 WARPS = (1, 2, 4, 8, 16, 32)
 STAGES = (1, 2, 3, 4)
 # Per-kind search ranges (powers of two, inclusive) and block-numel caps. Caps
@@ -29,13 +29,50 @@ RANGES = {
     ("pointwise", "XBLOCK", 1): (32, 4096),
     ("pointwise", "XBLOCK", 2): (1, 1024),
     ("pointwise", "YBLOCK", 2): (1, 1024),
+    ("pointwise", "XBLOCK", 3): (1, 1024),
+    ("pointwise", "YBLOCK", 3): (1, 1024),
+    ("pointwise", "ZBLOCK", 3): (1, 1024),
     ("reduction", "XBLOCK", 1): (1, 128),
     ("reduction", "R0_BLOCK", 1): (16, 2048),
     ("persistent", "XBLOCK", 1): (1, 128),
 }
 MAX_BLOCK_NUMEL = {"pointwise": 4096, "reduction": 8192, "persistent": 8192}
 MAX_ELEMS_PER_THREAD = 64  # beyond this a block spills or serialises; never faster
-MAX_Y_GRID = 65535  # CUDA's limit on gridDim.y (Inductor switches grid type beyond it)
+MAX_Y_GRID = 65535  # CUDA's limit on gridDim.y and gridDim.z (Inductor switches grid type beyond it)
+
+
+@dataclass(frozen=True)
+class GridModel:
+    """How this generator launches a kernel of one Inductor grid type (`inductor_meta["grid_type"]`)."""
+
+    ndim: int | None  # x[, y[, z]] extents from numel/BLOCK; None: not re-launched, for `reason`
+    kinds: tuple[str, ...] = ("pointwise", "reduction", "persistent")
+    program_id_axes: frozenset[int] = frozenset()  # axes the body may read beyond ndim (always 0 here)
+    reason: str = ""
+
+
+# Every GridExpr subclass of torch._inductor.runtime.triton_heuristics (torch 2.11-2.13; a test enumerates
+# them). Grid2DWithYZOverflow folds a y grid past CUDA's limit into z: with YBLOCK kept so that the y grid
+# fits (Space.valid), its z extent is 1 and its launch is Grid2D's.
+GRID_TYPES: dict[str, GridModel] = {
+    "Grid1D": GridModel(1),
+    "Grid2D": GridModel(2, kinds=("pointwise",)),
+    "Grid2DWithYZOverflow": GridModel(2, kinds=("pointwise",), program_id_axes=frozenset({2})),
+    "Grid3D": GridModel(3, kinds=("pointwise",)),
+    "BatchMatmulGrid3D": GridModel(None, reason="a batched GEMM template's grid (the GEMM generators' targets)"),
+    "MixOrderReductionGrid": GridModel(None, reason="a mix-order reduction's grid depends on RSPLIT_SIZE, "
+                                                    "which this generator does not tune"),
+    "CooperativeReductionGrid": GridModel(None, reason="a cooperative reduction needs all of its RSPLIT programs "
+                                                       "resident at once; its split is not re-tuned"),
+    "SplitScanGrid": GridModel(None, reason="a split scan's programs pass partial results to each other"),
+    "FixedGrid": GridModel(None, reason="its grid is computed by the caller and passed as arguments"),
+    "PrecomputedGrid": GridModel(None, reason="its grid was precomputed for Inductor's own configs only"),
+    "ComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
+    "SequentialComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
+    "SequentialFlattenComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one "
+                                                               "launch"),
+    "RoundRobinComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
+}
 WIDE_JUMP = 3  # distance (in powers of two) from which a move counts as a wide jump
 
 
@@ -75,8 +112,9 @@ class Space:
         threads = params["num_warps"] * 32
         if elems > cap or (threads > max(elems, 32)) or elems > threads * MAX_ELEMS_PER_THREAD:
             return False
-        if "YBLOCK" in params and -(-self.numels["y"] // params["YBLOCK"]) > MAX_Y_GRID:
-            return False
+        for name in ("YBLOCK", "ZBLOCK"):
+            if name in params and -(-self.numels[BLOCK_PREFIX[name]] // params[name]) > MAX_Y_GRID:
+                return False
         return True
 
     def all_configs(self) -> list[dict[str, int]]:
@@ -113,17 +151,21 @@ def build_space(target: KernelTarget) -> Space | str:
         return f"launch_config tunes pointwise and reduction kernels, not {info.heuristic or 'undecorated'} kernels"
     meta = {**info.inductor_meta, **(target.inductor_meta or {})}  # the target's record wins if given
     grid_type = meta.get("grid_type")
-    grid_dims: dict[Optional[str], int] = {"Grid1D": 1, "Grid2D": 2}
-    ndim = grid_dims.get(grid_type)
-    if ndim is None or (ndim == 2 and kind != "pointwise"):
-        return f"grid type {grid_type} for a {kind} kernel is not modelled"
+    model = GRID_TYPES.get(grid_type) if isinstance(grid_type, str) else None
+    if model is None:
+        return f"grid type {grid_type} is not one of Inductor's this generator knows ({', '.join(GRID_TYPES)})"
+    if model.ndim is None:
+        return f"launch_config does not re-launch {grid_type} kernels: {model.reason}"
+    if kind not in model.kinds:
+        return f"launch_config re-launches {grid_type} kernels of kinds {', '.join(model.kinds)}, not {kind}"
+    ndim = model.ndim
     unknown = [p for p in info.constexpr_params if p not in BLOCK_PREFIX]
     if unknown:
         return f"constexpr parameters {unknown} are not modelled"
-    if not info.program_id_axes <= set(range(ndim)):
+    if not info.program_id_axes <= set(range(ndim)) | model.program_id_axes:
         return f"the body uses tl.program_id axes {sorted(info.program_id_axes)} beyond the {grid_type} grid"
     runtime = dict(zip(info.numel_params, target.numels, strict=True)) if len(target.numels) == len(info.numel_params) else {}
-    block_names = ["XBLOCK", "YBLOCK"][:ndim] + (["R0_BLOCK"] if kind != "pointwise" else [])
+    block_names = ["XBLOCK", "YBLOCK", "ZBLOCK"][:ndim] + (["R0_BLOCK"] if kind != "pointwise" else [])
     numels: dict[str, int] = {}
     for name in block_names:
         prefix = BLOCK_PREFIX[name]
@@ -162,7 +204,7 @@ def build_space(target: KernelTarget) -> Space | str:
     if meta.get("no_x_dim") and "XBLOCK" in values:
         values["XBLOCK"] = [1]  # the body assumes one row per program
     stages = list(STAGES) if info.has_loop else [baseline.get("num_stages", 1)]
-    grid = [("xnumel", "XBLOCK")] + ([("ynumel", "YBLOCK")] if ndim == 2 else [])
+    grid = [("xnumel", "XBLOCK"), ("ynumel", "YBLOCK"), ("znumel", "ZBLOCK")][:ndim]
     if any(p not in info.numel_params for p, _ in grid):
         return f"the launch has no {[p for p, _ in grid]} numel arguments"
     return Space(kind, values, fixed, stages, numels, grid, baseline, list(info.numel_params))
