@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from kernelopt.compiled import runtime
-from kernelopt.compiled.restitch import ModelContext
+from kernelopt.compiled.restitch import ModelContext, load_tensors
 from kernelopt.core.timing import bench_interleaved
+from kernelopt.profiling import library_calls
 from kernelopt.profiling.roofline import bytes_per_call, measured_bandwidth_gbps
 
 PROFILE_ITERS = 10
@@ -26,6 +28,7 @@ class ProfileRequest:
     dtype: str = "fp32"
     device: str = "cuda"
     kernel_args: dict[str, list[str]] = field(default_factory=dict)  # kernel -> its argument names
+    library_steps: dict[int, int] = field(default_factory=dict)  # library call's step index -> its line in call()
 
 
 @dataclass
@@ -54,6 +57,13 @@ class BaselineProfile:
     ncu: bool = False
     bandwidth_gbps: float | None = None  # measured on this device (profiling.roofline)
     notes: list[str] = field(default_factory=list)
+    # each library call's share (step index as a string -> share), from its own launch (profiling.library_calls);
+    # empty where not measured: a group then counts the whole library share as its upper bound
+    library_calls: dict[str, float] = field(default_factory=dict)
+
+    def call_share(self, step: int) -> float | None:
+        """The share of the library call at `step`, where measured."""
+        return self.library_calls.get(str(step)) if self.library_calls else None
 
     def share_of(self, name: str) -> float:
         return sum(k.share for k in self.kernels if k.name == name)
@@ -115,8 +125,11 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
             kernels.append(ks)
         gpu_total_ms = total_us / 1e3 / PROFILE_ITERS
         bandwidth = _add_roofline(kernels, mod, req, run, notes)
+        library_calls = _library_call_shares(ctx, args, req, sum(k.share for k in kernels if k.kind == "library"),
+                                             notes)
     else:
         bandwidth = None
+        library_calls = {}
         gpu_total_ms = timing.median_ms["baseline"]
         notes.append("no GPU: no per-kernel device times")
     return BaselineProfile(
@@ -129,7 +142,30 @@ def profile_baseline(req: ProfileRequest) -> BaselineProfile:
         triton_share=sum(k.share for k in kernels if k.kind == "triton"),
         bandwidth_gbps=bandwidth,
         notes=notes,
+        library_calls=library_calls,
     )
+
+
+def _library_call_shares(ctx: ModelContext, args: list, req: ProfileRequest, library_share: float,
+                         notes: list[str]) -> dict[str, float]:
+    """Each library call's share, from a second profile of the module with each call in a range of its own.
+    Where that cannot be made, the profile stands without it (groups then use the library share as a bound)."""
+    if not req.library_steps:
+        return {}
+    try:
+        cg = ctx.captured
+        source = library_calls.instrumented_source(Path(cg.module_path).read_text(), req.library_steps)
+        tensors = load_tensors(cg)
+        mod = runtime.load_output_module(source, cg.module_path, tensors["module_constants"], req.device,
+                                         kernel_configs=cg.kernel_configs)
+        times = library_calls.call_times_us(lambda: runtime.call_module(mod, args), PROFILE_ITERS, cuda=True)
+    except Exception as exc:  # noqa: BLE001 - the kernel shares stand without the per-call split
+        notes.append(f"library calls not timed one by one ({type(exc).__name__}: {exc}): each library group "
+                     "counts the whole library share as its bound")
+        return {}
+    shares = library_calls.call_shares(times, library_share)
+    notes.append(f"{len(shares)} library call(s) timed one by one (a profiler range around each launch)")
+    return shares
 
 
 def _add_roofline(kernels: list[KernelShare], mod, req: ProfileRequest, run, notes: list[str]) -> float | None:

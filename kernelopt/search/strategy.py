@@ -109,12 +109,14 @@ def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
                 declines: Optional[Callable[[Any], Optional[str]]] = None) -> list[TargetDecision]:
     """One decision per library group or kernel chain (compiled.group.LibraryGroup), largest share first.
 
-    The profile names the vendor library's own CUDA kernels, not the calls that
-    launched them, so a group's share is bounded from above: its Triton kernels'
-    shares plus every library call's (its template kernel's, for a Triton GEMM
-    template). An upper bound never skips a group that could clear gamma; the
-    search then measures the group's own time (Gate 2's timing) against the
-    model's, and Gate 4 decides. A kernel chain's share is its kernels' own; it is
+    A group's share is its Triton kernels' shares plus its library call's own, timed
+    from that call's launch (profiling.library_calls); a template anchor is one of the
+    Triton kernels. Where the calls were not timed one by one (the profile's
+    `library_calls` empty), the profile names only the vendor library's kernels, not
+    the calls that launched them, and the whole library share is the group's upper
+    bound: a bound never skips a group that could clear gamma; the search then
+    measures the group's own time (Gate 2's timing) against the model's, and Gate 4
+    decides. A kernel chain's share is its kernels' own; it is
     searched only where a generator of the job fuses chains (`generators`, the
     job's; the defaults where not given): no other generator applies to one.
 
@@ -129,7 +131,8 @@ def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
     out = []
     for g in groups:
         triton = sum(profile.share_of(k) for k in g.kernels)
-        share = min(1.0, triton + (profile.library_share if g.anchor_kind == "library" else 0.0))
+        own = profile.call_share(g.anchor) if g.anchor_kind == "library" else 0.0
+        share = min(1.0, triton + (profile.library_share if own is None else own))
         kind = f"group:{g.op}"
         chain = g.anchor_kind == "triton"
         unhandled = target_kind_reason(names, "chain") if chain else None
