@@ -128,7 +128,23 @@ def _profile(arg):
 
     graph = decompose(Path(CapturedGraph.load(workdir).module_path).read_text())
     return profile_baseline(ProfileRequest(problem, workdir, list(graph.kernels),
-                                           kernel_args={n: k.arg_names for n, k in graph.kernels.items()}))
+                                           kernel_args={n: k.arg_names for n, k in graph.kernels.items()},
+                                           library_steps={st.index: st.line for st in graph.library_steps()}))
+
+
+def test_each_library_call_has_its_own_share_and_together_no_more_than_the_library(tmp_path):
+    """A transformer block's GEMMs run the same cuBLAS kernels: by kernel name each would get all of their
+    time; timed from its own launch each call has its own share, and the calls add up to the library's."""
+    path = str(Path(__file__).parent.parent / "benchmarks" / "problems" / "level3" / "04_causal_self_attention.py")
+    reads = (*TESTS_DIR, path)
+    run_in_child(capture_model, CaptureRequest(path, str(tmp_path)), timeout_s=600, scratch=tmp_path, read_only=reads)
+    prof = run_in_child(_profile, (str(tmp_path), path), timeout_s=300, scratch=tmp_path, read_only=reads)
+    from kernelopt.compiled.graph import CapturedGraph
+
+    steps = decompose(Path(CapturedGraph.load(str(tmp_path)).module_path).read_text()).library_steps()
+    assert {str(st.index) for st in steps} == set(prof.library_calls), (prof.notes, [st.target for st in steps])
+    assert all(v > 0 for v in prof.library_calls.values()), prof.library_calls
+    assert sum(prof.library_calls.values()) <= prof.library_share + 1e-9 <= 1.0 + 1e-9
 
 
 @pytest.mark.parametrize("problem", ["level1/01_gelu_tanh.py", "level1/10_softmax.py"])
