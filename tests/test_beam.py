@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 from typing import Callable
 
+import pytest
 import torch
 
 from kernelopt.compiled.runtime import load_kernel_module
+from kernelopt.core.jobfiles import PlantedFile
 from kernelopt.search.beam import SearchConfig, SearchHistory, diverse_select, plan_direction, search_kernel
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator
@@ -208,6 +211,28 @@ def test_should_stop_no_generator_and_exhaustion():
     # the job's cause reads these (pipeline.model_job: every generator failed -> no-candidates, with why)
     assert result.generator_errors == ["raises: RuntimeError: LLM endpoint down"] * 2
     assert len(evaluator.batches) - before == 1
+
+
+def test_a_planted_file_ends_the_search_not_one_generator():
+    """Issue 36, break 1: the LLM client refuses to append to transcripts.jsonl through a link a sandboxed child
+    left in the work directory (core.jobfiles.PlantedFile, raised from the generator's call). That is not a
+    generator's failure to note and retire: it reaches pipeline/job.py, which ends the job saying so."""
+
+    class Planted:
+        name = "planted"
+
+        def applicable(self, target):
+            return None
+
+        def propose(self, target, beam, history, budget):
+            raise PlantedFile(Path("transcripts.jsonl"), "a symbolic link")
+
+    class NothingToEvaluate:
+        def evaluate(self, candidates):
+            raise AssertionError(f"evaluated {candidates}")
+
+    with pytest.raises(PlantedFile, match="transcripts.jsonl in the job's work directory is a symbolic link"):
+        search_kernel(small_reduction(), [LaunchConfigGenerator(), Planted()], NothingToEvaluate(), SearchConfig())
 
 
 def test_meltdown_hint_reaches_the_generators():

