@@ -114,7 +114,9 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
                   judge_request: Callable[[OutputsManifest, OutputsManifest, Path], JudgeRequest]) -> GateResult:
     """The reference's outputs (once per job and `key`) and the candidate's, computed at once in two children;
     the verdict from the judge's child. `reference()`/`candidate(dir)`: (stage function, its request, ctx.child
-    keywords)."""
+    keywords). A judge that could not decide for the harness's want (no float64 reference where the verdict
+    needs one) raises JobFallback(harness-error): the waterfall counts it as an evaluation that did not finish,
+    never as a candidate that failed Gate 3 (pipeline/model_job.py:unverified_outcome)."""
     cand_dir = workdir / "gate3" / f"candidate-{time.monotonic_ns()}"
     cand_dir.mkdir(parents=True, exist_ok=True)
     judge_scratch = Path(tempfile.mkdtemp(prefix="kernelopt-judge-"))
@@ -123,7 +125,11 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
             if key in ctx.reference_manifests:
                 return ctx.reference_manifests[key]
             fn, arg, kw = reference()
-            return ctx.child(fn, arg, limit_s=600, what="Gate 3 (reference)", **kw)
+            try:
+                return ctx.child(fn, arg, limit_s=600, what="Gate 3 (reference)", **kw)
+            except JobFailed as exc:  # eager PyTorch on the job's own model and inputs: the harness's failure,
+                # never the candidate's (a correctness-failure would blame the model or the kernel)
+                raise JobFallback(Cause.HARNESS_ERROR, f"the eager reference could not be computed: {exc}") from None
 
         def run_candidate() -> object:
             fn, arg, kw = candidate(cand_dir)
@@ -143,6 +149,8 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
                             scratch=judge_scratch, read_only=(str(ref_dir), str(cand_dir)))
         if not isinstance(verdict, GateResult) or verdict.gate != "gate3":
             raise JobFailed(f"Gate 3's judge answered with {type(verdict).__name__}, not a verdict")
+        if verdict.metrics.get("harness_error"):  # undecided for want of the float64 reference: not a verdict
+            raise JobFallback(Cause.HARNESS_ERROR, verdict.message)
         return verdict
     finally:
         shutil.rmtree(cand_dir, ignore_errors=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from kernelopt.verify.model_outputs import OutputsManifest, file_key
+from kernelopt.verify.model_outputs import FLOAT64_REASON_CHARS, OutputsManifest, file_key
 from kernelopt.verify.result import GateResult
 
 GATE: Final = "gate3"
@@ -83,6 +83,9 @@ def judge_gate3(req: JudgeRequest) -> GateResult:
         if reason:
             return GateResult.fail(GATE, reason, policy="strict", branch="reduced-precision", rho=None)
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    # the reference child's word that its float64 pass failed (a harness failure, not the candidate's)
+    reason = req.reference.float64_unavailable
+    unavailable = str(reason)[:FLOAT64_REASON_CHARS] if reason is not None else None
     worst: GateResult | None = None
     rhos = []
     for seed in req.seeds:
@@ -94,7 +97,7 @@ def judge_gate3(req: JudgeRequest) -> GateResult:
         except TamperedOutputs as exc:
             return GateResult.fail(GATE, f"seed {seed}: {exc}", branch="outputs", rho=None, seed=seed)
         result = check_model(r32, o32, r64, req.precision, rho_max=req.rho_max, require_float64=bool(emulated),
-                             dtype=req.dtype)
+                             dtype=req.dtype, float64_unavailable=None if has64 else unavailable)
         result.metrics["seed"] = seed
         if emulated:
             result.metrics["emulation"] = dict(emulated)

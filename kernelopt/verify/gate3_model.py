@@ -19,7 +19,7 @@ Integer and bool leaves (argmax indices) must equal r32 exactly, or r64 exactly
 """
 from __future__ import annotations
 
-from typing import Callable, Sequence, Union
+from typing import Callable, Optional, Sequence, Union
 
 import torch
 
@@ -79,10 +79,14 @@ def _exact_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R64,
                 policy: Union[str, PrecisionPolicy] = "strict", rho_max: float = 10.0,
-                require_float64: bool = False, dtype: Union[str, Dtype] = Dtype.FP32) -> GateResult:
+                require_float64: bool = False, dtype: Union[str, Dtype] = Dtype.FP32,
+                float64_unavailable: Optional[str] = None) -> GateResult:
     """`require_float64`: decide by the float64 test even where allclose passes
     (an emulated-fp32 candidate under `strict`: verify.precision.strict_verdict).
-    `dtype`: the job's dtype, which sets the allclose tolerance (core.tolerance)."""
+    `dtype`: the job's dtype, which sets the allclose tolerance (core.tolerance).
+    `float64_unavailable`: why the harness could not compute r64 (then None). A verdict that needs the
+    float64 test then fails with `harness_error` set: not the candidate's failure, the harness's (the job's
+    cause says so: pipeline/gates.py); one that allclose decides stands, with the reason in the metrics."""
     policy = PrecisionPolicy.parse(policy)
     tol = gate3_tolerance(dtype)
     m: dict = {"policy": policy.value, "branch": "allclose", "d_ref": None, "d_opt": None, "rho": None,
@@ -103,6 +107,14 @@ def check_model(r32: Sequence[torch.Tensor], o32: Sequence[torch.Tensor], r64: R
     bad_ints = [i for i in ints if not _exact_equal(o32[i], r32[i])]
 
     need_r64 = mismatch is not None or bool(bad_ints)
+    if r64 is None and float64_unavailable is not None:
+        m["gate3_float64_unavailable"] = float64_unavailable
+        if need_r64 or require_float64:
+            why = (mismatch or (_int_message(bad_ints[0], o32, r32) if bad_ints else None)
+                   or "an emulated-fp32 candidate is judged by the float64 test only")
+            m["harness_error"] = True
+            return GateResult.fail(GATE, f"Gate 3 could not decide: {why} (allclose {tol.text()}), and the float64 "
+                                   f"reference that decides then could not be computed: {float64_unavailable}", **m)
     ref64 = None
     if r64 is not None:
         ref64 = list(r64() if callable(r64) else r64)  # lazily: costs a float64 eager run

@@ -12,12 +12,15 @@ own process — patching `torch`, `pickle`, the comparison — happens where no 
 """
 from __future__ import annotations
 
-import copy
 import hashlib
 import os
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kernelopt.compiled.restitch import ModelContext
 
 
 class OutputRole(str, Enum):
@@ -38,6 +41,11 @@ class OutputFile:
 class OutputsManifest:
     role: str  # an OutputRole value
     files: dict[str, OutputFile] = field(default_factory=dict)  # "r32-101" -> its file
+    # reference: why the float64 outputs could not be computed (then no "r64-*" file); None when they were
+    float64_unavailable: str | None = None
+
+
+FLOAT64_REASON_CHARS = 1000
 
 
 @dataclass
@@ -73,7 +81,13 @@ def _write(out_dir: Path, key: str, leaves: list) -> OutputFile:
 
 
 def reference_outputs(req: OutputsRequest) -> OutputsManifest:
-    """Eager PyTorch on each seed's inputs: fp32 ("r32") and, for the fallback test, float64 ("r64")."""
+    """Eager PyTorch on each seed's inputs: fp32 ("r32") and, for the fallback test, float64 ("r64").
+
+    Every seed's fp32 outputs come first, from the model as built: nothing is cast before they are written.
+    The float64 pass then casts that same model in place (this child's own), everything it reaches included
+    (verify/float64_cast.py). Where that pass fails, the manifest says why (`float64_unavailable`) and holds
+    no r64 file: the judge then decides without the fallback where it can, and calls it the harness's
+    failure, not the candidate's, where it cannot."""
     import torch
 
     from kernelopt.compiled.restitch import ModelContext
@@ -84,19 +98,47 @@ def reference_outputs(req: OutputsRequest) -> OutputsManifest:
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = OutputsManifest(OutputRole.REFERENCE.value)
     model = ctx.model
-    model64 = copy.deepcopy(model).to(torch.float64) if req.float64 else None
     for seed in req.seeds:
         inputs = ctx.inputs(seed)
         with torch.no_grad():
             torch.manual_seed(seed)
             r32 = output_leaves(model(*inputs))
             manifest.files[file_key("r32", seed)] = _write(out_dir, file_key("r32", seed), r32)
-            if model64 is not None:
-                torch.manual_seed(seed)
-                r64 = output_leaves(model64(*[x.to(torch.float64) if isinstance(x, torch.Tensor)
-                                              and x.is_floating_point() else x for x in inputs]))
-                manifest.files[file_key("r64", seed)] = _write(out_dir, file_key("r64", seed), r64)
+    if req.float64:
+        try:
+            manifest.files.update(_float64_outputs(ctx, req.seeds, out_dir))
+        except Exception as exc:  # the harness could not build or run it: said so, never taken for a verdict
+            manifest.float64_unavailable = float64_failure(exc)
     return manifest
+
+
+def _float64_outputs(ctx: ModelContext, seeds: list[int], out_dir: Path) -> dict[str, OutputFile]:
+    """Every seed's r64 (all or none): the model cast to float64 in place, the default dtype float64, each
+    seed's inputs drawn as for fp32 and their floating-point tensors cast, the RNG re-seeded as for fp32."""
+    import torch
+
+    from kernelopt.load.problem import output_leaves
+    from kernelopt.verify.float64_cast import cast_float64, default_dtype
+
+    model64 = cast_float64(ctx.model)
+    files = {}
+    for seed in seeds:
+        inputs = [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+                  for x in ctx.inputs(seed)]
+        with torch.no_grad(), default_dtype(torch.float64):
+            torch.manual_seed(seed)
+            r64 = output_leaves(model64(*inputs))
+        files[file_key("r64", seed)] = _write(out_dir, file_key("r64", seed), r64)
+    return files
+
+
+def float64_failure(exc: BaseException) -> str:
+    """Why a float64 pass failed, for the manifest: the exception and the line of code that raised it."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno}, in {frames[-1].name})" if frames else ""
+    return f"{type(exc).__name__}: {exc}{where}"[:FLOAT64_REASON_CHARS]
 
 
 def candidate_outputs(req: OutputsRequest) -> OutputsManifest:
