@@ -77,6 +77,9 @@ PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/0
             "level2/32_convtranspose3d_maxpool_relu", "level2/33_convtranspose3d_softmax_sum", "level3/02_cnn_block",
             "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block", "level3/10_resnet_basic_block_stack",
             "level3/11_depthwise_separable_block", "level1/23_conv_transpose2d_grouped_dilated"]
+#: A suite problem with more convolutions than this is a network (level3's ResNets, VGG, MobileNets, ...): its
+#: convolutions are measured by its jobs (`kernelopt bench`), not one by one here; PROBLEMS holds the others.
+NETWORK_CONVOLUTIONS = 8
 #: --cpu-smoke: (name, input shape, weight shape, has bias, aten.convolution arguments)
 SMOKE = [
     ("smoke conv2d 3x3", (2, 32, 12, 12), (16, 32, 3, 3), True, dict(padding=1)),

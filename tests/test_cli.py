@@ -44,6 +44,15 @@ def test_optimize_without_a_problem_says_what_it_needs_and_runs_the_kernel_defau
     assert "no kernel speedup measured" in md
     assert (tmp_path / "run" / "optimized_module.py").read_text() == \
         (REPO / "kernelopt" / "examples" / "row_softmax_kernel.py").read_text()
+    # Each candidate's verdict on the console: its gate's feedback whole, or cut at a word and marked (issue 37)
+    from kernelopt.core.text import clip, one_line
+    from kernelopt.pipeline.context import FEEDBACK_CHARS
+
+    trajectory = [json.loads(line) for line in (tmp_path / "run" / "trajectory.jsonl").read_text().splitlines()]
+    feedback = [one_line(t["feedback"]) for t in trajectory if t.get("feedback") and not t.get("passed")]
+    assert feedback and any(len(f) > 160 for f in feedback), feedback  # longer than the old cut
+    for f in feedback:
+        assert f" {clip(f, FEEDBACK_CHARS)}\n" in proc.stdout, f
 
 
 def test_optimize_model_file_without_gpu_falls_back_before_loading_it(tmp_path):
@@ -105,6 +114,13 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     assert f"Geomean speedup vs compiler baseline: not measured ({NO_GPU_NOTE})" in bench_md
     assert "| add_relu_kernel.py | fallback | not measured |" in bench_md and "None" not in bench_md
     assert "Outcomes: {'fallback': 1}" in bench_md and "<Outcome" not in bench_md  # values, not enum reprs
+    # No GPU here: the bench says it ran on the CPU, and no GPU count, "[gpu 0]" or GPU-minutes (issue 37)
+    assert "on the CPU: no GPU" in bench_md.splitlines()[0] and summary["gpus"] == 0, bench_md
+    assert "GPU(s)" not in bench_md + proc.stdout and "GPU-minutes" not in bench_md + proc.stdout, bench_md
+    assert "[cpu] add_relu_kernel.py: fallback — " in proc.stdout and "[gpu" not in proc.stdout, proc.stdout
+    # ...and the cause whole, on the console and in bench.md (they were cut at 120 and 90 characters)
+    cause = summary["rows"][0]["result"]["cause"]
+    assert len(cause) > 120 and f" — {cause} (" in proc.stdout and f" | {cause} |" in bench_md, (cause, bench_md)
     assert "stage s (L/C/R/P/S/V)" in (tmp_path / "bench.md").read_text()
     # each row says which engine source ran it (a resumed run may mix engines: pipeline.provenance)
     from kernelopt.pipeline.provenance import engine_fingerprint
@@ -237,7 +253,7 @@ def assert_one_line_error(proc: subprocess.CompletedProcess, line: str, code: in
     (["optimize", "missing.py", "--workdir", "out"], "kernelopt optimize: problem file missing.py does not exist"),
     (["optimize", "problems/empty.py", "--weights", "w.safetensors"],
      "kernelopt optimize: weights file w.safetensors does not exist"),
-    (["optimize", "problems/empty.py", "--budget", "0"], "kernelopt optimize: time_budget_s must be positive"),
+    (["optimize", "problems/empty.py", "--budget", "0"], "kernelopt optimize: --budget must be > 0, got 0.0"),
     (["optimize", "problems/empty.py", "--workdir", "notes.txt"], "kernelopt optimize: work directory notes.txt is a "
      "file"),
     (["bench", "problems", "--out", "notes.txt"], "kernelopt bench: --out notes.txt is a file, not a directory"),

@@ -269,7 +269,7 @@ def test_optimize_with_an_unknown_generator_is_one_line_and_creates_nothing(tmp_
     proc = subprocess.run([sys.executable, "-m", "kernelopt.cli.main", "optimize", str(KERNEL), "--generators", "llm,nope",
                            "--workdir", str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
-    assert "unknown generators ['nope']" in proc.stderr and not (tmp_path / "run").exists()
+    assert "--generators: unknown generator(s) 'nope'" in proc.stderr and not (tmp_path / "run").exists()
 
 
 def test_an_inductor_kernel_is_sent_as_the_standalone_module_a_candidate_must_be():

@@ -29,6 +29,7 @@ from kernelopt.agents.memory import ExperienceMemory
 from kernelopt.agents.planner import Plan, Planner
 from kernelopt.agents.session import AgentSession
 from kernelopt.agents.templates import PROMPTS, prompt
+from kernelopt.core.text import clip, one_line
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import build_space
 from kernelopt.search.kernel_source import standalone_module
@@ -256,7 +257,7 @@ class LLMGenerator:
             cand = Candidate(target.name, code, self.name, f"llm reply {reply.call}: refused before the gates",
                              params=params, parent=parent, rejected=refused)
         else:
-            summary = " ".join(prose.split())[:160] or f"candidate from LLM call {reply.call}"
+            summary = clip(one_line(prose), 160) or f"candidate from LLM call {reply.call}"
             cand = Candidate(target.name, code, self.name, summary, params=params, parent=parent)
         conv.last_id = cand.id
         return [cand]

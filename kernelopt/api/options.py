@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import ErrorDetails
 
 from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.text import clip
 from kernelopt.core.tolerance import DTYPES
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.search import registry as generator_registry
@@ -120,7 +121,7 @@ def _message(err: ErrorDetails) -> str:
     msg = msg.replace("Input should be", "must be").replace("greater than or equal to", ">=") \
         .replace("less than or equal to", "<=").replace("greater than", ">").rstrip(".")
     if "input" in err and err.get("type") not in ("missing",) and not isinstance(err["input"], (dict, list)):
-        msg += f", got {json.dumps(err['input'], default=str)[:80]}"
+        msg += f", got {clip(json.dumps(err['input'], default=str), 80)}"
     return msg
 
 
@@ -142,6 +143,13 @@ def parse_options(text: str | None) -> dict:
     if not isinstance(raw, dict):
         raise InvalidOptions([{"field": "", "message": (
             "`options` must be a JSON object, e.g. {\"dtype\": \"bf16\", \"time_budget_s\": 600}")}])
+    return validate_options(raw)
+
+
+def validate_options(raw: dict) -> dict:
+    """Options as a dict (decoded JSON, or what `kernelopt optimize` was given) → the job's effective
+    options (the engine's JobOptions as a dict), or InvalidOptions naming every bad field. The one
+    check of a job's options, for the API and the command line alike."""
     try:
         model = JobOptionsIn.model_validate(raw)
     except ValidationError as exc:

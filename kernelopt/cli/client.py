@@ -18,6 +18,8 @@ from typing import Any, Iterator
 
 import httpx
 
+from kernelopt.core.text import clip
+
 DEFAULT_URL = "http://127.0.0.1:8000"
 TERMINAL = ("succeeded", "failed", "cancelled", "crashed")
 
@@ -75,7 +77,7 @@ def _detail(response: httpx.Response) -> str:
         detail = body.get("detail", body) if isinstance(body, dict) else body
         return detail if isinstance(detail, str) else json.dumps(detail)
     except Exception:
-        return response.text[:500] or response.reason_phrase
+        return clip(response.text, 500) or response.reason_phrase
 
 
 class KernelOptClient:

@@ -14,7 +14,7 @@ from kernelopt import EXAMPLES
 from kernelopt.cli import admin, serve, submit, worker
 from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.tolerance import DTYPES, Dtype
-from kernelopt.pipeline.errors import InputError, require_file
+from kernelopt.pipeline.errors import InputError, require_file, require_output_dir
 from kernelopt.pipeline.options import JobOptions, JobResult
 from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
 from kernelopt.search.registry import default_generators, describe
@@ -27,6 +27,9 @@ POLICIES = [p.value for p in PrecisionPolicy]
 # The embedded defaults (package data): the suite's level2/01 model, and a Triton row softmax.
 DEFAULT_MODEL_PROBLEM = EXAMPLES / "linear_bias_gelu.py"
 DEFAULT_KERNEL_PROBLEM = EXAMPLES / "row_softmax_kernel.py"
+# What every `optimize` run leaves in its work directory (pipeline.context opens events.jsonl before anything
+# else; report.json at the end): a --workdir holding other files is refused, never written into.
+RUN_MARKERS = ("events.jsonl", "report.json")
 
 
 DTYPE_HELP = ("cast the model and its inputs to this dtype (floating-point tensors only); Gates 2-3 then "
@@ -45,6 +48,42 @@ def _print_event(event) -> None:
 # The design's symbols for the search options (docs/architecture.md, Search) (`--search T=3,K=2,chains=2`); full option names work too.
 SEARCH_SYMBOLS = {"T": "iterations", "N": "plans_per_iteration", "K": "executor_retries", "B": "beam_width",
                   "Q": "memory_size", "s+": "memory_success", "s-": "memory_slowdown"}
+
+
+# The command line's flag for each job option (api.options.JobOptionsIn's field names), for its one-line errors.
+OPTION_FLAGS = {"time_budget_s": "--budget", "dtype": "--dtype", "precision": "--precision",
+                "generators": "--generators"}
+
+
+def option_flag(field: str) -> str:
+    """`time_budget_s` -> `--budget`, `iterations` -> `--search T (iterations)`."""
+    name = field.split("[", 1)[0]
+    if name in OPTION_FLAGS:
+        return OPTION_FLAGS[name]
+    symbol = next((s for s, n in SEARCH_SYMBOLS.items() if n == name), None)
+    return f"--search {symbol} ({name})" if symbol else f"--search {name}"
+
+
+def job_options(raw: dict) -> JobOptions:
+    """The options `kernelopt optimize` was given, checked as the API checks a job's (api.options:
+    one pydantic model, so the command line takes no value the service refuses), or InputError."""
+    try:
+        from kernelopt.api.options import InvalidOptions, validate_options
+    except ImportError:  # no service extras (pydantic): the engine's own checks (pipeline.options)
+        try:
+            return JobOptions(**raw)
+        except (TypeError, ValueError) as exc:
+            raise InputError(str(exc)) from None
+    try:
+        return JobOptions.from_dict(validate_options(raw))
+    except InvalidOptions as exc:
+        raise InputError("; ".join(_option_error(e["field"], e["message"]) for e in exc.errors)) from None
+
+
+def _option_error(field: str, message: str) -> str:
+    if not field:
+        return message
+    return f"{option_flag(field)} {message}" if message.startswith("must") else f"{option_flag(field)}: {message}"
 
 
 def search_options(text: str | None) -> dict:
@@ -77,19 +116,20 @@ def console_speed(result: JobResult) -> str:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     # imported when run, for the start-up time of the other commands (see the note at the top)
-    from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
-    from kernelopt.pipeline.job import run_job
     from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
     if refuse_unsupported_torch("kernelopt optimize"):  # before anything is created: capture would fail later
         return 2
+    from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
+    from kernelopt.pipeline.job import run_job
+
     try:
         extra: dict[str, Any] = {"generators": [g.strip() for g in args.generators.split(",") if g.strip()]} \
             if args.generators is not None else {}
         extra.update(search_options(args.search))
-        options = JobOptions(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget, **extra)
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    options = job_options(dict(dtype=args.dtype, precision=args.precision, time_budget_s=args.budget, **extra))
     problem = args.problem
     if problem is not None:  # checked before anything is printed or created
         require_file(problem, "problem file")
@@ -107,6 +147,8 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     workdir = Path(args.workdir or Path("runs") / Path(problem).stem)
     if workdir.exists() and not workdir.is_dir():
         raise InputError(f"work directory {workdir} is a file")
+    # the last check: it creates the directory (never writing into one that holds files of its own)
+    require_output_dir(workdir, "work directory", RUN_MARKERS)
     if not args.json:
         print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
     result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,
@@ -121,7 +163,11 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from kernelopt.pipeline.check import CheckRequest, run_check  # when run: start-up time (note at the top)
+    from kernelopt.pipeline.torch_support import refuse_unsupported_torch  # when run: start-up time (see the top)
+
+    if refuse_unsupported_torch("kernelopt check", torch_version_too=False):  # its children run torch
+        return 2
+    from kernelopt.pipeline.check import CheckRequest, run_check
 
     result = run_check(CheckRequest(args.optimized, args.problem, precision=args.precision, dtype=args.dtype,
                                     weights=args.weights))
@@ -131,11 +177,12 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     # imported when run, for the start-up time of the other commands (see the note at the top)
-    from kernelopt.pipeline.bench import BenchOptions, run_bench
     from kernelopt.pipeline.torch_support import refuse_unsupported_torch
 
     if refuse_unsupported_torch("kernelopt bench"):
         return 2
+    from kernelopt.pipeline.bench import BenchOptions, run_bench
+
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
         precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume,
@@ -165,7 +212,8 @@ def build_parser() -> argparse.ArgumentParser:
     o = sub.add_parser("optimize", help="run one job locally (no service)")
     o.add_argument("problem", nargs="?", help="model file (KernelBench convention) or Triton kernel file; "
                    "default: an embedded problem")
-    o.add_argument("--workdir", help="where artifacts go (default runs/<problem>)")
+    o.add_argument("--workdir", help="where artifacts go (default runs/<problem>): a new or empty directory, or one "
+                   "of an earlier run; never one holding other files")
     o.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES, help=DTYPE_HELP)
     o.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
     o.add_argument("--budget", type=float, default=900.0, help="time budget in seconds, compile included")
@@ -190,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="optimize every problem of a directory and write a report")
     b.add_argument("directory")
-    b.add_argument("--out", default="runs/bench")
+    b.add_argument("--out", default="runs/bench", help="where the report and each problem's artifacts go (default "
+                   "runs/bench): a new or empty directory, or one of an earlier bench; never one holding other files")
     b.add_argument("--time-limit", type=float, default=900.0, help="per problem, seconds")
     b.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
     b.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES, help=DTYPE_HELP)

@@ -22,6 +22,7 @@ from kernelopt.compiled.graph import (
     Reproduction,
     reduced_precision_reduction_mode,
 )
+from kernelopt.core.text import clip
 from kernelopt.core.timing import bench_interleaved
 from kernelopt.load.problem import (
     ProblemError,
@@ -135,7 +136,7 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
                 raise
             except torch._dynamo.exc.Unsupported as exc:
                 raise UnsupportedGraph("graph-break", f"the model does not compile to one graph "
-                                       f"({str(exc).splitlines()[0][:300]}); the compiler's own code is kept") from exc
+                                       f"({clip(str(exc).splitlines()[0], 300)}); the compiler's own code is kept") from exc
             except Exception as exc:
                 stopped = _transform_stopped(exc)
                 if stopped is not None:  # Dynamo wraps what a backend raises

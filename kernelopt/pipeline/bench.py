@@ -10,7 +10,7 @@ run's dtype and policy. The report gives per-level
 geometric-mean speedups over the problems whose speed was measured (unsolved
 ones count as 1.0; failed ones, and every problem on a machine without a GPU,
 are counted apart as not measured), outcome
-counts and causes, wall time and GPU-minutes per problem, library share,
+counts and causes (whole), wall time and GPU-minutes per problem (on a GPU), library share,
 regressions and wrong answers, and a plot of the speedup distribution.
 
 A bench given `--stop-after` starts no problem it does not expect to finish
@@ -34,11 +34,12 @@ from typing import Optional
 
 from kernelopt.core.outcome import Outcome, cause_code
 from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.text import one_line
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.pipeline.check import CheckRequest, run_check
 from kernelopt.pipeline.device import probe_device
-from kernelopt.pipeline.errors import InputError
+from kernelopt.pipeline.errors import InputError, require_output_dir
 from kernelopt.pipeline.job import run_job
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobOptions, not_measured
 from kernelopt.pipeline.provenance import engine_fingerprint
@@ -218,19 +219,31 @@ def find_problems(problems_dir: str, only: Optional[str] = None) -> tuple[list[P
     return problems, root
 
 
+# What a bench leaves in its --out from its start (BENCH_MARK) and after its first problem (bench.json): a
+# directory holding other files is refused, never written into (pipeline.errors.require_output_dir).
+BENCH_MARK = ".kernelopt-bench"
+BENCH_MARKERS = (BENCH_MARK, "bench.json")
+JOB_START_S = 30.0  # of each problem's time limit, kept for its child's start and its report
+
+
 def run_bench(opts: BenchOptions) -> dict:
     problems, root = find_problems(opts.problems_dir, opts.only)
     if Path(opts.out_dir).exists() and not Path(opts.out_dir).is_dir():
         raise InputError(f"--out {opts.out_dir} is a file, not a directory")
+    if not (math.isfinite(opts.time_limit_s) and opts.time_limit_s > JOB_START_S):
+        raise InputError(f"--time-limit must be a finite number of seconds above {JOB_START_S:.0f} (each job gets "
+                         f"{JOB_START_S:.0f} s less, for its start and its report), got {opts.time_limit_s}")
     run = RunSettings.of(opts)
     out = Path(opts.out_dir).resolve()
     rows, earlier_wall_s = _earlier_rows(out, run) if opts.resume else ([], 0.0)
-    if opts.stop_after_s is not None and opts.stop_after_s <= 0:
+    if opts.stop_after_s is not None and not opts.stop_after_s > 0:  # NaN too
         raise InputError("--stop-after must be positive")
     earlier = expected_times(opts.expect_from, run)
+    # the last check: it creates the directory (never writing into one that holds files of its own)
+    require_output_dir(opts.out_dir, "--out", BENCH_MARKERS)
+    (out / BENCH_MARK).write_text("kernelopt bench writes into this directory (its --out)\n")
     info = probe_device()
-    n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1))
-    out.mkdir(parents=True, exist_ok=True)
+    n_gpus = max(1, min(opts.gpus or info.count or 1, info.count or 1)) if info.cuda else 0
     done = {r["problem"] for r in rows}
     pending = [p for p in problems if str(p.relative_to(root)) not in done]
     expected = {p: earlier.seconds(str(p.relative_to(root)), opts.time_limit_s) for p in pending}
@@ -270,14 +283,14 @@ def run_bench(opts: BenchOptions) -> dict:
             t0 = time.monotonic()
             try:
                 row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), run.precision,
-                                                        opts.time_limit_s - 30, run.dtype, opts.generators),
+                                                        opts.time_limit_s - JOB_START_S, run.dtype, opts.generators),
                                    timeout_s=opts.time_limit_s, env=env,
                                    trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
             except ChildError as exc:
                 row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
                 if not info.cuda:
                     row["result"] = not_measured(row["result"], NO_GPU_TIMING)
-            row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu,
+            row.update(problem=str(p.relative_to(root)), level=level, name=p.stem, gpu=gpu if info.cuda else None,
                        wall_s=round(time.monotonic() - t0, 1), engine=engine)
             if row["result"]["outcome"] == "optimized":
                 # Not counted in the job's wall time or limit: the check is the bench's, not the job's.
@@ -289,11 +302,12 @@ def run_bench(opts: BenchOptions) -> dict:
                 rows.append(row)
                 # The report so far, after every problem: a bench stopped early keeps what it measured.
                 _write_summary(out, rows, time.monotonic() - t_start, n_gpus, info, run)
-                print(f"[gpu {gpu}] {row['problem']}: {row['result']['outcome']} "
-                      f"{row['result'].get('speedup') or ''} — {row['result']['cause'][:120]} "
+                speed = deployed_speedup(row)
+                print(f"[{f'gpu {gpu}' if info.cuda else 'cpu'}] {row['problem']}: {row['result']['outcome']}"
+                      f"{'' if speed is None else f' {speed:.3f}x'} — {one_line(row['result']['cause'])} "
                       f"({row['wall_s']:.0f} s)", flush=True)
 
-    threads = [threading.Thread(target=worker, args=(g,)) for g in range(n_gpus if info.cuda else 1)]
+    threads = [threading.Thread(target=worker, args=(g,)) for g in range(max(n_gpus, 1))]
     for t in threads:
         t.start()
     for t in threads:
@@ -392,11 +406,14 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
                 key=lambda r: r["result"]["noise_pct"], default=None)
     walls = [r["wall_s"] for r in rows]
     median_wall = statistics.median(walls) / 60 if walls else 0.0
-    lines = [f"# kernelopt bench ({len(rows)} problems, {n_gpus} GPU(s), {info.name}, torch {info.torch_version})",
+    cuda = bool(getattr(info, "cuda", True))
+    where = (f"{n_gpus} GPU(s), {info.name}" if cuda else
+             "on the CPU: no GPU, single-kernel problems on the Triton interpreter, no speed measured")
+    lines = [f"# kernelopt bench ({len(rows)} problems, {where}, torch {info.torch_version})",
              "", f"Run: {run.label()} (every job cast to {run.dtype}; Gates 2-3 tolerances and Gate 3's "
              f"policy as core.tolerance sets them; docs/architecture.md, Gates).",
              "", f"Wall time {wall_s / 60:.1f} min; median per problem {median_wall:.2f} min "
-             f"(compile included); GPU-minutes {sum(walls) / 60:.1f}.", "",
+             f"(compile included)" + (f"; GPU-minutes {sum(walls) / 60:.1f}." if cuda else "."), "",
              _geomean_text(geo, counted, [r for r in not_measured_rows if r in counted]), "",
              f"Graph rewrites deployed: {len(rewritten)} {rewritten}",
              f"Degenerate models (an identity proved the output independent of an input, or constant; usually a "
@@ -421,7 +438,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
         speed = deployed_speedup(r)
         lines.append(f"| {r['problem']} | {res['outcome']} | {'not measured' if speed is None else f'{speed:.3f}'} | "
                      f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
-                     f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {res['cause'][:90]} |")
+                     f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {_cell(res['cause'])} |")
     return {"dtype": run.dtype, "precision": run.precision, "device": info.name, "torch": info.torch_version,
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
@@ -430,7 +447,12 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
             "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "not_started": list(not_started or []),
-            "wall_min": wall_s / 60, "gpus": n_gpus, "text": "\n".join(lines) + "\n"}
+            "wall_min": wall_s / 60, "gpus": n_gpus if cuda else 0, "text": "\n".join(lines) + "\n"}
+
+
+def _cell(text: str) -> str:
+    """A whole message as one cell of a markdown table: on one line, its pipes escaped."""
+    return one_line(text).replace("|", "\\|")
 
 
 def _speed_text(row: dict) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt.core.precision import PrecisionPolicy
+from kernelopt.core.text import clip
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.load.problem import (
@@ -61,7 +62,7 @@ class _CannotCompare(Exception):
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+    return f"{type(exc).__name__}: {clip(text[0], 300) if text else ''}".rstrip(": ")
 
 
 def _check(req: CheckRequest) -> dict:
@@ -188,7 +189,7 @@ def run_check(req: CheckRequest, timeout_s: float = 900.0) -> dict:
                               read_only=[p for p in (req.optimized_path, req.problem_path, req.weights) if p])
     except ChildError as exc:
         kind = getattr(exc.kind, "value", exc.kind)
-        first = (exc.message.splitlines() or [""])[0][:300]
+        first = clip((exc.message.splitlines() or [""])[0], 300)
         raise CheckError(f"the check could not run: {kind}: {first}") from None
     if "error" in result:
         raise CheckError(result["error"])

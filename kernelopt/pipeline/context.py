@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 
 from kernelopt.agents.memory import EXPERIENCE_FILE, ExperienceMemory
 from kernelopt.core.outcome import Cause
+from kernelopt.core.text import clip, one_line
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, run_in_child
 from kernelopt.load.problem import ProblemError, UnsupportedGraph
 from kernelopt.pipeline.device import DeviceInfo
@@ -23,6 +24,10 @@ from kernelopt.pipeline.options import CancelCheck, EventSink, JobEvent, JobOpti
 from kernelopt.pipeline.report import JsonLines
 from kernelopt.search.beam import SearchConfig
 
+# A candidate's gate feedback in its progress event (the console, the job's event list), on one line: whole up
+# to this many characters, else cut at a word boundary with "…" (a compile error's whole text is in
+# trajectory.jsonl).
+FEEDBACK_CHARS = 400
 
 class JobCancelled(Exception):
     pass
@@ -103,7 +108,7 @@ class JobContext:
                                "chain": a.candidate.chain})
         self.memory.add(target, a)  # the summarizer: one experience item per attempt
         self.emit("search", "progress", f"{target}: {a.candidate.description}: "
-                  f"{'ok' if a.passed else 'rejected at ' + a.gate} {a.feedback[:160]}",
+                  f"{'ok' if a.passed else 'rejected at ' + a.gate} {clip(one_line(a.feedback), FEEDBACK_CHARS)}",
                   candidate=a.candidate.id, passed=a.passed)
 
     def record_chain_stop(self, target: str, stop: dict) -> None:

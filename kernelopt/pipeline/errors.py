@@ -8,6 +8,8 @@ not an input error: that is a job with outcome `failed` and a report.
 """
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 
@@ -32,3 +34,51 @@ def require_file(path: str | Path, what: str) -> Path:
     except OSError as exc:
         raise InputError(f"{what} {p} cannot be read: {exc.strerror or exc}") from None
     return p
+
+
+def require_output_dir(path: str | Path, what: str, markers: tuple[str, ...]) -> Path:
+    """`path` as a directory a command may write its artifacts into (created here if need be), or InputError.
+
+    The rule: a new directory, an empty one, or one an earlier run of the command wrote (it holds one of
+    `markers`). A directory holding anything else (a source folder, someone's notes) is refused rather
+    than written into; so is one that cannot be created or written. `what` names the option in the line.
+    """
+    p = Path(path)
+    if p.is_dir():
+        try:
+            names = sorted(os.listdir(p))
+        except OSError as exc:
+            raise InputError(f"{what} {p} cannot be read: {exc.strerror or exc}") from None
+        if names and not set(names) & set(markers):
+            shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+            raise InputError(f"{what} {p} already holds files no kernelopt run wrote ({shown}); give a new or "
+                             f"empty directory, or one of an earlier run (it holds {' or '.join(markers)})")
+        created: list[Path] = []
+    else:
+        if p.exists() or p.is_symlink():
+            raise InputError(f"{what} {p} is not a directory")
+        created = [d for d in [p, *p.absolute().parents] if not d.exists()]
+        parent = next((d for d in p.absolute().parents if d.exists()), None)
+        if parent is not None and not parent.is_dir():
+            raise InputError(f"{what} {p} cannot be created: {parent} is a file, not a directory")
+        try:
+            p.mkdir(parents=True)
+        except OSError as exc:
+            _remove_dirs(created)
+            raise InputError(f"{what} {p} cannot be created: {exc.strerror or exc}") from None
+    try:
+        with tempfile.TemporaryFile(dir=p):
+            pass
+    except OSError as exc:
+        _remove_dirs(created)
+        raise InputError(f"{what} {p} is not writable: {exc.strerror or exc}") from None
+    return p
+
+
+def _remove_dirs(dirs: list[Path]) -> None:
+    """Remove the (empty) directories a refused command created, deepest first."""
+    for d in dirs:
+        try:
+            d.rmdir()
+        except OSError:
+            pass

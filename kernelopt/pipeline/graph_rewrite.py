@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.core.outcome import Outcome
+from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.gates import gate3_text, gates_3_4
@@ -42,7 +43,7 @@ def rewrite_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, dev
         except (JobFailed, JobFallback) as exc:  # never the submission's fault: the capture stage ran it
             if ctx.remaining_s() <= 1:
                 raise
-            ctx.report["rewrite"] = {"note": f"the rewrite stage did not complete: {str(exc)[:500]}"}
+            ctx.report["rewrite"] = {"note": f"the rewrite stage did not complete: {clip(str(exc), 500)}"}
             ctx.emit("rewrite", "progress", ctx.report["rewrite"]["note"])
             return None
         report: dict[str, Any] = {**rw.__dict__}
@@ -58,7 +59,7 @@ def rewrite_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, dev
         except (JobFailed, JobFallback) as exc:  # a gate's child crashed or timed out: the search may still run
             if ctx.remaining_s() <= 1:
                 raise
-            return _declined(ctx, report, f"the gates did not finish on the rewritten graph: {str(exc)[:500]}")
+            return _declined(ctx, report, f"the gates did not finish on the rewritten graph: {clip(str(exc), 500)}")
 
 
 def _verify(ctx: JobContext, rw: RewriteResult, candidate_dir: str, report: dict, load: LoadResult,

@@ -19,6 +19,7 @@ from kernelopt.compiled.group import (
 )
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
+from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.gates import gate3_text
@@ -94,7 +95,8 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     with ctx.stage("profile", "baseline profile (torch.profiler, then Nsight Compute where available)"):
         prof: BaselineProfile = ctx.child(
             profile_baseline, ProfileRequest(ctx.problem_path, str(ctx.workdir), list(kernels), opts.dtype, device,
-                                             {n: k.arg_names for n, k in graph.kernels.items()}),
+                                             {n: k.arg_names for n, k in graph.kernels.items()},
+                                             {s.index: s.line for s in graph.library_steps()}),
             limit_s=600, what="profiling the baseline", session=ctx.setup_session)
         ctx.setup_session.close()  # frees the GPU memory of compiling before the search's children start
         ctx.report["profile"] = prof
@@ -163,11 +165,11 @@ def search_cause(summaries: list[dict], gamma: float) -> str:
     if harness:
         target, message = harness[0]
         return (f"{Cause.HARNESS_ERROR}: the gates could not run the baseline of {len(harness)} kernel(s), so no "
-                f"candidate could be judged; {target}: {message[:400]}")
+                f"candidate could be judged; {target}: {clip(message, 400)}")
     failed = [(s["target"], s["generator_errors"][0]) for s in summaries if s.get("generator_errors")]
     if failed and not any(s["attempts"] for s in summaries):
         target, message = failed[0]  # e.g. an LLM endpoint that cannot be reached, a package not installed
-        return f"{Cause.NO_CANDIDATES}: every generator failed before proposing a candidate; {target}: {message[:400]}"
+        return f"{Cause.NO_CANDIDATES}: every generator failed before proposing a candidate; {target}: {clip(message, 400)}"
     cut = [s["target"] for s in summaries if s.get("stopped_reason") == "should_stop" and not s["attempts"]]
     if cut and not any(s["attempts"] for s in summaries):  # H200, level1/05 under a 120 s budget
         return (f"{Cause.TIMEOUT}: the job's time budget stopped the search before its first candidate "
@@ -176,10 +178,10 @@ def search_cause(summaries: list[dict], gamma: float) -> str:
     if summaries and all(s.get("declined") for s in summaries):
         first = summaries[0]
         return (f"{Cause.NO_CANDIDATES}: no generator of this job applies to the {len(summaries)} searched "
-                f"target(s); {first['target']}: {first['stopped_reason'][:400]}")
+                f"target(s); {first['target']}: {clip(first['stopped_reason'], 400)}")
     n = sum(s["passed"] for s in summaries)
     declined = [f"{s['target']}: {s['stopped_reason']}" for s in summaries if s.get("declined")]
-    why = f"; no generator applies to {len(declined)} target(s): {declined[0][:400]}" if declined else ""
+    why = f"; no generator applies to {len(declined)} target(s): {clip(declined[0], 400)}" if declined else ""
     return (f"{Cause.NO_FASTER_CANDIDATE}: {n} candidates passed gates 1-2, none fast enough at kernel level to "
             f"lift the model by gamma={gamma} (Amdahl){why}")
 

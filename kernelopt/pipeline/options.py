@@ -1,6 +1,7 @@
 """The options of one job, and what a job reports as it runs and when it ends."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Optional
@@ -41,6 +42,11 @@ class JobOptions:
         # the one definition of the policies (docs/architecture.md, Precision policies)
         PrecisionPolicy.parse(self.precision)
         self.dtype = Dtype.parse(self.dtype).value  # the one definition of the dtypes (and their tolerances)
+        for name in ("time_budget_s", "gamma", "rho_max", "memory_success", "memory_slowdown"):
+            if not math.isfinite(getattr(self, name)):  # NaN passes every comparison below
+                raise ValueError(f"{name} must be a finite number (not NaN or Infinity)")
+        if min(self.iterations, self.plans_per_iteration, self.beam_width, self.max_candidates_per_kernel) < 1:
+            raise ValueError("iterations, plans_per_iteration, beam_width and max_candidates_per_kernel must be >= 1")
         if self.gamma < 1.0:
             raise ValueError("gamma must be >= 1.0: a candidate must be faster, not merely close")
         if self.time_budget_s <= 0:

@@ -7,7 +7,9 @@ changes between torch releases (torch 2.6's has no `Runner` and launches with
 The engine is tested on torch 2.11 (the H200 GPU suite, triton 3.6) and 2.13 (CPU
 CI). On another release a job would get as far as capture and fail there with a
 message about Inductor's internals, so `kernelopt optimize`, `kernelopt bench` and
-`kernelopt worker` check the installed torch first and refuse with one line.
+`kernelopt worker` check the installed torch first and refuse with one line. They refuse,
+with the command that installs it, where triton is missing too (a CPU torch does not bring
+it); `kernelopt check` refuses only where torch or triton is missing.
 
 The version is read from the installed distribution, never by importing torch:
 the worker's supervisor and a job's orchestrator do not import torch (their
@@ -74,11 +76,49 @@ def torch_refusal(command: str, version: str | None = None) -> str | None:
     return f"{command}: {problem}" if problem else None
 
 
-def refuse_unsupported_torch(command: str) -> bool:
-    """Print `command`'s refusal line to stderr and return True when the installed torch is unsupported."""
+def triton_problem() -> str | None:
+    """Why the engine cannot run for want of triton (not installed), or None. Looked up, never imported.
+
+    CUDA builds of torch install triton; the CPU builds do not, and `pip install '.[service]'` does
+    not list it (it would replace the triton a CUDA torch pins, and the API needs none), so a CPU
+    machine can have torch without it. The engine needs it there too: the Triton interpreter runs
+    the single-kernel problems.
+    """
     import sys
 
-    refusal = torch_refusal(command)
+    try:
+        found = importlib.util.find_spec("triton") is not None
+    except (ImportError, ValueError):  # a broken install, or an import hook that refuses it
+        found = False
+    if found:
+        return None
+    return (f"triton is not installed (CPU builds of torch do not bring it; the engine needs it beside torch, "
+            f"the Triton interpreter included): install it with `{sys.executable} -m pip install triton`")
+
+
+def engine_refusal(command: str, torch_version_too: bool = True) -> str | None:
+    """The one line `command` prints before refusing to start: torch missing or (`torch_version_too`)
+    unsupported, or triton missing; None when the engine can run here."""
+    import sys
+
+    version = installed_torch_version()
+    if version is None:
+        (lo_major, lo_minor), (hi_major, hi_minor) = SUPPORTED_TORCH
+        return (f"{command}: {torch_version_problem(None)}: install it with `{sys.executable} -m pip install "
+                f"'torch>={lo_major}.{lo_minor},<{hi_major}.{hi_minor + 1}'` (on a GPU machine, the CUDA build "
+                "its driver takes)")
+    refusal = torch_refusal(command, version) if torch_version_too else None
+    if refusal is None and (problem := triton_problem()) is not None:
+        refusal = f"{command}: {problem}"
+    return refusal
+
+
+def refuse_unsupported_torch(command: str, torch_version_too: bool = True) -> bool:
+    """Print `command`'s refusal line to stderr and return True when the installed torch is missing or
+    unsupported (`torch_version_too`; else only missing), or triton is missing (`engine_refusal`)."""
+    import sys
+
+    refusal = engine_refusal(command, torch_version_too)
     if refusal:
         print(refusal, file=sys.stderr, flush=True)
     return refusal is not None

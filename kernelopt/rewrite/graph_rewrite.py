@@ -12,6 +12,7 @@ from torch._guards import detect_fake_mode
 from torch.fx import GraphModule, Node
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
+from kernelopt.core.text import clip
 from kernelopt.rewrite.catalogue import CATALOGUE
 from kernelopt.rewrite.cost import GraphCost, graph_cost
 from kernelopt.rewrite.fx import NotTraceable, aten, splice, val
@@ -65,7 +66,7 @@ def rewrite_graph(gm: GraphModule, catalogue: Sequence[Identity] = CATALOGUE) ->
             new = splice(gm, rw.end, rw.fn, rw.inputs)
         except (NotTraceable, RuntimeError, TypeError, ValueError) as exc:  # the identity's function failed to trace
             skipped.add((rw.identity, node.name))
-            result.errors.append(f"{rw.identity} at {rw.where}: {type(exc).__name__}: {str(exc)[:200]}")
+            result.errors.append(f"{rw.identity} at {rw.where}: {type(exc).__name__}: {clip(str(exc), 200)}")
             gm.graph.eliminate_dead_code()  # whatever was spliced is unused: the graph is as it was
             continue
         rw.end.replace_all_uses_with(new)

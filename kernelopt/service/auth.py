@@ -11,7 +11,7 @@ import hashlib
 import hmac
 import secrets
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -73,6 +73,41 @@ def authenticate(session: Session, key: str | None) -> Team | None:
 def revoke_api_key(session: Session, key: str) -> bool:
     row = session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None)))
     if row is None:
+        return False
+    row.revoked_at = utcnow()
+    session.commit()
+    return True
+
+
+def list_teams(session: Session) -> list[tuple[Team, int, int]]:
+    """Every team, oldest first, with its number of active (unrevoked) keys and of all its keys."""
+    active = func.count(ApiKey.id).filter(ApiKey.revoked_at.is_(None))
+    rows = session.execute(select(Team, active, func.count(ApiKey.id))
+                           .outerjoin(ApiKey, ApiKey.team_id == Team.id).group_by(Team.id).order_by(Team.id))
+    return [(team, n_active, n_all) for team, n_active, n_all in rows]
+
+
+def list_api_keys(session: Session, team_id: int | None = None) -> list[tuple[ApiKey, str]]:
+    """The keys (their stored rows: prefix, dates; never a key) with their team's name, oldest first."""
+    query = select(ApiKey, Team.name).join(Team, Team.id == ApiKey.team_id).order_by(ApiKey.id)
+    if team_id is not None:
+        query = query.where(ApiKey.team_id == team_id)
+    return [(key, name) for key, name in session.execute(query)]
+
+
+def find_api_key(session: Session, ref: str) -> ApiKey | None:
+    """The key row `ref` names: its id (as `kernelopt keys list` shows it) or the whole key."""
+    ref = ref.strip()
+    if ref.isdigit():
+        return session.get(ApiKey, int(ref))
+    if ref.startswith(KEY_PREFIX):
+        return session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(ref)))
+    return None
+
+
+def revoke_api_key_row(session: Session, row: ApiKey) -> bool:
+    """Revoke the key of this row (False where it already was); authenticate() refuses it from now on."""
+    if row.revoked_at is not None:
         return False
     row.revoked_at = utcnow()
     session.commit()

@@ -48,6 +48,38 @@ def make_engine(url: str, **kwargs) -> Engine:
     return create_engine(url, **kwargs)
 
 
+def redact(url: str) -> str:
+    """The URL with its password hidden (for messages and logs)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:  # not a URL SQLAlchemy can parse: say nothing of it
+        return "(unparsable URL)"
+
+
+def database_problem(url: str, timeout_s: int = 5) -> str | None:
+    """Why no connection to the database at `url` opens (on one line, the driver's own words), or None.
+
+    PostgreSQL is given `timeout_s` to answer (a host that drops the packets), so a caller
+    refusing to start on an unreachable database says so within seconds.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    kwargs: dict = {} if url.startswith("sqlite") else {"connect_args": {"connect_timeout": timeout_s}}
+    try:
+        engine = make_engine(url, **kwargs)
+    except (SQLAlchemyError, ImportError, ValueError, OSError) as exc:
+        return " ".join(str(exc).split())
+    try:
+        with engine.connect():
+            return None
+    except SQLAlchemyError as exc:
+        return " ".join(str(getattr(exc, "orig", None) or exc).split())
+    finally:
+        engine.dispose()
+
+
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     # expire_on_commit=False: service.jobs commits its own transitions and hands the
     # Job back; callers read its fields after the commit without another round trip.

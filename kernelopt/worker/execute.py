@@ -45,6 +45,7 @@ from typing import Any
 
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.core.text import clip, one_line
 from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
 from kernelopt.isolation.child_output import LABEL_ENV
 from kernelopt.isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
@@ -328,7 +329,7 @@ class _Monitor(threading.Thread):
             data = {"dropped": f"the event's data was over {MAX_EVENT_DATA} bytes"}
         message = str(ev.get("message", ""))
         if len(message) > MAX_EVENT_MESSAGE:
-            message = message[:MAX_EVENT_MESSAGE] + f" … ({len(message) - MAX_EVENT_MESSAGE} more characters cut)"
+            message = clip(message, MAX_EVENT_MESSAGE, note=f" ({len(message)} characters in all; cut)")
         jobs.add_event(s, self.job_id, stage, kind, message, data)
         self.events_recorded += 1
         self.event_bytes += len(message.encode()) + len(json.dumps(data, default=str))
@@ -517,6 +518,6 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         return None
     _record_agents(job_id, claimed["team_id"], settings, workdir)
     log.info("job %s: %s%s in %.1f s", job_id, status,
-             f" ({result['outcome']}: {result['cause'][:120]})" if result else "", wall)
+             f" ({result['outcome']}: {one_line(result['cause'])})" if result else "", wall)
     shutil.rmtree(job_dir, ignore_errors=True)  # artifacts live in the blob store now
     return status

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kernelopt.core.text import clip
+
 
 def _num(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
@@ -99,8 +101,8 @@ def _node(r: dict, need: float | None, deployed: bool) -> dict:
     else:
         verdict, cls = "passed Gates 1–2; sent to Gates 3–4, not deployed", "passed"
     return {"id": str(r.get("candidate_id")), "parent": r.get("parent"), "generator": r.get("generator") or "",
-            "plan": str(r.get("plan") or "")[:160], "ms": ms, "speedup": speedup, "verdict": verdict, "cls": cls,
-            "feedback": "" if r.get("passed") else str(r.get("feedback") or "")[:300], "children": []}
+            "plan": clip(str(r.get("plan") or ""), 160), "ms": ms, "speedup": speedup, "verdict": verdict, "cls": cls,
+            "feedback": "" if r.get("passed") else clip(str(r.get("feedback") or ""), 300), "children": []}
 
 
 def precision_statement(job: Any, report: dict) -> dict:
