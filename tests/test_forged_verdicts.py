@@ -180,7 +180,9 @@ def test_gate4_times_each_side_apart_and_the_clock_agrees_with_an_honest_candida
     g, workdir = group_and_workdir
     timing, walls = _time_apart(workdir, g.name, group_module_source(g, body=g.body + [_SLOW]))
     assert timing.method == "cpu-wallclock" and len(timing.rounds["candidate"]) == 3
-    assert timing.median_ms["candidate"] > timing.median_ms["baseline"] + 0.9  # its 1 ms is seen
+    # its 1 ms is seen in every round (a sleep never undershoots); not compared with the baseline's rounds, which
+    # other work on a loaded machine can stretch (the suite runs in parallel workers)
+    assert min(timing.rounds["candidate"]) >= 1.0, timing.rounds
     clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
     assert clock.passed, clock.message
 
