@@ -14,7 +14,7 @@ import torch
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.decompose import decompose
-from kernelopt.compiled.restitch import ModelContext, load_tensors
+from kernelopt.compiled.restitch import ModelContext
 from kernelopt.profiling import library_calls
 from kernelopt.profiling.baseline import BaselineProfile
 from kernelopt.search.strategy import plan_groups
@@ -37,9 +37,7 @@ def test_each_library_call_runs_in_its_own_range_and_the_module_computes_the_sam
     ctx, source, steps = attention
     instrumented = library_calls.instrumented_source(source, steps)
     assert instrumented.count(library_calls.RANGE_PREFIX) == len(steps)
-    cg = ctx.captured
-    mod = runtime.load_output_module(instrumented, cg.module_path, load_tensors(cg)["module_constants"], "cpu",
-                                     kernel_configs=cg.kernel_configs)
+    mod = ctx.module(transform=lambda src: library_calls.instrumented_source(src, steps))
     args = ctx.flat_args(ctx.inputs(0))
     want = runtime.call_module(ctx.module(), args)
     got = runtime.call_module(mod, args)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from kernelopt.compiled import runtime
 from kernelopt.compiled.graph import WEIGHTS_FILE, CapturedGraph
@@ -23,10 +24,14 @@ def load_tensors(cg: CapturedGraph) -> dict:
     return torch.load(cg.tensors_path, weights_only=True)
 
 
-def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device: str) -> types.ModuleType:
-    """Inductor's module with `replacements` (kernel or library-group name → candidate source) swapped in."""
+def load_stitched(cg: CapturedGraph, replacements: dict[str, str] | None, device: str,
+                  transform: Callable[[str], str] | None = None) -> types.ModuleType:
+    """Inductor's module with `replacements` (kernel or library-group name → candidate source) swapped in;
+    `transform`: a rewrite of the resulting source that computes the same (the profile's ranges)."""
     tensors = load_tensors(cg)
     source = stitched_source(Path(cg.module_path).read_text(), replacements)
+    if transform is not None:
+        source = transform(source)
     return runtime.load_output_module(source, cg.module_path, tensors["module_constants"], device,
                                       replacements, kernel_configs=cg.kernel_configs)
 
@@ -92,8 +97,9 @@ class ModelContext:
         other._problem, other._model = self.problem, self.model
         return other
 
-    def module(self, replacements: dict[str, str] | None = None) -> types.ModuleType:
-        return load_stitched(self.captured, replacements, self.device)
+    def module(self, replacements: dict[str, str] | None = None,
+               transform: Callable[[str], str] | None = None) -> types.ModuleType:
+        return load_stitched(self.captured, replacements, self.device, transform)
 
     def run(self, mod: types.ModuleType, inputs: list) -> list:
         """The model's output leaves, computed by the (re-stitched) module."""

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from kernelopt.compiled import runtime
-from kernelopt.compiled.restitch import ModelContext, load_tensors
+from kernelopt.compiled.restitch import ModelContext
 from kernelopt.core.timing import bench_interleaved
 from kernelopt.profiling import library_calls
 from kernelopt.profiling.roofline import bytes_per_call, measured_bandwidth_gbps
@@ -73,11 +72,8 @@ class BaselineProfile:
 
 
 def _device_time_us(evt) -> float:
-    for attr in ("self_device_time_total", "self_cuda_time_total", "device_time_total", "cuda_time_total"):
-        value = getattr(evt, attr, None)
-        if value:
-            return float(value)
-    return 0.0
+    return library_calls.event_us(evt, ("self_device_time_total", "self_cuda_time_total", "device_time_total",
+                                        "cuda_time_total"))
 
 
 def profile_baseline(req: ProfileRequest) -> BaselineProfile:
@@ -153,11 +149,7 @@ def _library_call_shares(ctx: ModelContext, args: list, req: ProfileRequest, lib
     if not req.library_steps:
         return {}
     try:
-        cg = ctx.captured
-        source = library_calls.instrumented_source(Path(cg.module_path).read_text(), req.library_steps)
-        tensors = load_tensors(cg)
-        mod = runtime.load_output_module(source, cg.module_path, tensors["module_constants"], req.device,
-                                         kernel_configs=cg.kernel_configs)
+        mod = ctx.module(transform=lambda source: library_calls.instrumented_source(source, req.library_steps))
         times = library_calls.call_times_us(lambda: runtime.call_module(mod, args), PROFILE_ITERS, cuda=True)
     except Exception as exc:  # noqa: BLE001 - the kernel shares stand without the per-call split
         notes.append(f"library calls not timed one by one ({type(exc).__name__}: {exc}): each library group "

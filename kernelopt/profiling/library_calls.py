@@ -75,7 +75,7 @@ def call_times_us(run: Callable[[], Any], iters: int, cuda: bool) -> dict[int, f
     out: dict[int, float] = {}
     for evt in prof.key_averages():
         if evt.key.startswith(RANGE_PREFIX):
-            total = _total(evt, ("device_time_total", "cuda_time_total")) if cuda else _total(evt, ("cpu_time_total",))
+            total = event_us(evt, ("device_time_total", "cuda_time_total") if cuda else ("cpu_time_total",))
             out[int(evt.key[len(RANGE_PREFIX):])] = total / iters
     return out
 
@@ -89,7 +89,9 @@ def call_shares(times_us: Mapping[int, float], library_share: float) -> dict[str
     return {str(i): library_share * max(t, 0.0) / total for i, t in sorted(times_us.items())}
 
 
-def _total(evt: Any, names: tuple[str, ...]) -> float:
+def event_us(evt: Any, names: tuple[str, ...]) -> float:
+    """A profiler event's time in µs under the first of `names` it has and is non-zero (the attributes were
+    renamed across torch releases: cuda_* became device_*)."""
     for name in names:
         value = getattr(evt, name, None)
         if value:

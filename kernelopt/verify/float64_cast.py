@@ -48,6 +48,11 @@ def default_dtype(dtype: torch.dtype) -> Iterator[None]:
         torch.set_default_dtype(previous)
 
 
+def float64_inputs(inputs: list) -> list:
+    """A reference's inputs for its float64 pass: the floating-point tensors cast, everything else as it is."""
+    return [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+
+
 def cast_float64(model: torch.nn.Module) -> torch.nn.Module:
     """`model`, cast to float64 in place with every module and floating-point tensor reachable from it."""
     with torch.no_grad():

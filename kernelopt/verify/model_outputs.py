@@ -118,13 +118,12 @@ def _float64_outputs(ctx: ModelContext, seeds: list[int], out_dir: Path) -> dict
     import torch
 
     from kernelopt.load.problem import output_leaves
-    from kernelopt.verify.float64_cast import cast_float64, default_dtype
+    from kernelopt.verify.float64_cast import cast_float64, default_dtype, float64_inputs
 
     model64 = cast_float64(ctx.model)
     files = {}
     for seed in seeds:
-        inputs = [x.to(torch.float64) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                  for x in ctx.inputs(seed)]
+        inputs = float64_inputs(ctx.inputs(seed))
         with torch.no_grad(), default_dtype(torch.float64):
             torch.manual_seed(seed)
             r64 = output_leaves(model64(*inputs))

@@ -67,11 +67,9 @@ GRID_TYPES: dict[str, GridModel] = {
     "SplitScanGrid": GridModel(None, reason="a split scan's programs pass partial results to each other"),
     "FixedGrid": GridModel(None, reason="its grid is computed by the caller and passed as arguments"),
     "PrecomputedGrid": GridModel(None, reason="its grid was precomputed for Inductor's own configs only"),
-    "ComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
-    "SequentialComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
-    "SequentialFlattenComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one "
-                                                               "launch"),
-    "RoundRobinComboKernelGrid": GridModel(None, reason="a combo kernel runs several sub-kernels in one launch"),
+    **dict.fromkeys(("ComboKernelGrid", "SequentialComboKernelGrid", "SequentialFlattenComboKernelGrid",
+                     "RoundRobinComboKernelGrid"),
+                    GridModel(None, reason="a combo kernel runs several sub-kernels in one launch")),
 }
 WIDE_JUMP = 3  # distance (in powers of two) from which a move counts as a wide jump
 
