@@ -84,6 +84,26 @@ def db_url(request) -> str:
 _ENGINES: dict = {}
 
 
+def run_admin(argv: list[str], monkeypatch, env: dict[str, str]) -> int:
+    """`kernelopt <argv>` of the admin commands (teams, keys, db) in this process, with `env` set: its exit
+    status (what it prints is for capsys)."""
+    import argparse
+
+    from kernelopt.cli import admin
+    from kernelopt.service.settings import get_settings
+
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    get_settings.cache_clear()
+    parser = argparse.ArgumentParser(prog="kernelopt")
+    admin.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    finally:
+        get_settings.cache_clear()
+
+
 def get_engine(url: str):
     from kernelopt.storage.db import make_engine
 

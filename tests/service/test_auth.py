@@ -1,7 +1,6 @@
 """API keys, settings, and the admin commands (teams create, keys create, db upgrade)."""
 from __future__ import annotations
 
-import argparse
 import uuid
 
 import psycopg
@@ -13,7 +12,7 @@ from kernelopt.service.settings import ConfigError, Settings, get_settings
 from kernelopt.storage.db import make_engine, make_sessionmaker
 from kernelopt.storage.models import ApiKey
 
-from .conftest import PG_ADMIN
+from .conftest import PG_ADMIN, run_admin
 
 
 def test_keys_are_hashed_scoped_and_revocable(session, make_team):
@@ -83,32 +82,17 @@ def test_bad_settings_fail_fast_with_a_clear_message(monkeypatch, tmp_path, var,
         get_settings.cache_clear()
 
 
-def _admin(argv, monkeypatch, env):
-    from kernelopt.cli import admin
-
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    get_settings.cache_clear()
-    parser = argparse.ArgumentParser(prog="kernelopt")
-    admin.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    finally:
-        get_settings.cache_clear()
-
-
 def test_admin_commands_on_the_embedded_default(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("KERNELOPT_DATABASE_URL", raising=False)
     env = {"KERNELOPT_DATA_DIR": str(tmp_path / "data")}
     # A fresh install: `teams create` brings the embedded schema up first.
-    assert _admin(["teams", "create", "acme"], monkeypatch, env) == 0
-    assert _admin(["teams", "create", "acme"], monkeypatch, env) == 1
+    assert run_admin(["teams", "create", "acme"], monkeypatch, env) == 0
+    assert run_admin(["teams", "create", "acme"], monkeypatch, env) == 1
     assert "already exists" in capsys.readouterr().err
-    assert _admin(["keys", "create", "--team", "acme"], monkeypatch, env) == 0
+    assert run_admin(["keys", "create", "--team", "acme"], monkeypatch, env) == 0
     key = capsys.readouterr().out.strip()
-    assert _admin(["keys", "create", "--team", "nobody"], monkeypatch, env) == 1
+    assert run_admin(["keys", "create", "--team", "nobody"], monkeypatch, env) == 1
     assert "kernelopt teams create nobody" in capsys.readouterr().err
     engine = make_engine(f"sqlite:///{tmp_path / 'data' / 'kernelopt.db'}")
     try:
@@ -126,7 +110,7 @@ def test_admin_db_upgrade_on_an_empty_postgres(monkeypatch, tmp_path, capsys):
         try:
             monkeypatch.chdir(tmp_path)
             env = {"KERNELOPT_DATABASE_URL": f"{base}/{name}"}
-            assert _admin(["db", "upgrade"], monkeypatch, env) == 0
+            assert run_admin(["db", "upgrade"], monkeypatch, env) == 0
             assert "at revision head" in capsys.readouterr().out
             engine = make_engine(f"{base}/{name}")
             try:
@@ -134,12 +118,12 @@ def test_admin_db_upgrade_on_an_empty_postgres(monkeypatch, tmp_path, capsys):
                     inspect(engine).get_table_names())
             finally:
                 engine.dispose()
-            assert _admin(["teams", "create", "pg-team"], monkeypatch, env) == 0
-            assert _admin(["keys", "create", "--team", "pg-team"], monkeypatch, env) == 0
+            assert run_admin(["teams", "create", "pg-team"], monkeypatch, env) == 0
+            assert run_admin(["keys", "create", "--team", "pg-team"], monkeypatch, env) == 0
             assert capsys.readouterr().out.strip().splitlines()[-1].startswith("ko_")
             # An unreachable database is one clear line, not a traceback.
             env = {"KERNELOPT_DATABASE_URL": f"{base}/does_not_exist_{uuid.uuid4().hex[:6]}"}
-            assert _admin(["db", "upgrade"], monkeypatch, env) == 1
+            assert run_admin(["db", "upgrade"], monkeypatch, env) == 1
             assert "cannot reach the database" in capsys.readouterr().err
         finally:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

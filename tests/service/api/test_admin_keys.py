@@ -2,26 +2,15 @@
 and SQLite): a revoked key is refused by the real API app from then on; the other keys keep working."""
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
 
-from kernelopt.service.settings import get_settings
+from tests.service.conftest import run_admin
 
 
 def admin(argv: list[str], monkeypatch, db_url: str) -> int:
-    from kernelopt.cli import admin as admin_cli
-
-    monkeypatch.setenv("KERNELOPT_DATABASE_URL", db_url)
-    get_settings.cache_clear()
-    parser = argparse.ArgumentParser(prog="kernelopt")
-    admin_cli.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return args.func(args)
-    finally:
-        get_settings.cache_clear()
+    return run_admin(argv, monkeypatch, {"KERNELOPT_DATABASE_URL": db_url})
 
 
 def test_keys_list_and_revoke_through_the_api(api, db_url, monkeypatch, tmp_path, capsys):
