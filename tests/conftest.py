@@ -97,8 +97,8 @@ def tmp_path(tmp_path):
 
 @pytest.fixture(scope="session")
 def cpu_capture(tmp_path_factory):
-    """`cpu_capture(name, dtype="fp32")`: tests/testdata/problems/<name>.py compiled by Inductor's CPU backend on
-    this machine (the capture's work directory, made once per session).
+    """`cpu_capture(name, dtype="fp32", device="cpu")`: tests/testdata/problems/<name>.py compiled by Inductor on
+    this machine (the capture's work directory, made once per session); `device="cuda"` on a GPU machine.
 
     Tests that *run* a CPU output module use this, not tests/testdata/captured_cpu: Inductor's C++ kernels
     are compiled for the capturing machine's vector width, and the stored ones (AVX-512) leave part of
@@ -109,15 +109,16 @@ def cpu_capture(tmp_path_factory):
 
     made: dict = {}
 
-    def capture(name: str, dtype: str = "fp32"):
-        if (name, dtype) not in made:
-            workdir = tmp_path_factory.mktemp(f"{name}_{dtype}")
+    def capture(name: str, dtype: str = "fp32", device: str = "cpu"):
+        if (name, dtype, device) not in made:
+            workdir = tmp_path_factory.mktemp(f"{name}_{dtype}_{device}")
             os.chmod(workdir, 0o711)
             problem = Path(__file__).parent / "testdata" / "problems" / f"{name}.py"
-            cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), dtype=dtype, device="cpu"),
-                              timeout_s=600, scratch=workdir, env={"TRITON_INTERPRET": "1"}, read_only=[problem])
+            env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
+            cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), dtype=dtype, device=device),
+                              timeout_s=600, scratch=workdir, env=env, read_only=[problem])
             assert cg.restitch_bit_exact is True
-            made[(name, dtype)] = workdir
-        return made[(name, dtype)]
+            made[(name, dtype, device)] = workdir
+        return made[(name, dtype, device)]
 
     return capture

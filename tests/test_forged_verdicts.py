@@ -7,7 +7,8 @@ answer "speedup 1000x"), hunts for the eager reference's files to overwrite them
 own into the work directory. Gate 3 runs as a job runs it (pipeline/gates.py:gate3): eager's outputs from one
 sandboxed child, the candidate's from another, the verdict from a judge child that imports no generated code.
 Every one of them must fail, with the wrong output as the reason; the honest candidate (the group's own
-statements) must pass.
+statements) must pass. The same suite runs on a CUDA capture in the GPU suite (`--gpu`): there the group is
+cuBLAS's GEMM and Inductor's Triton epilogue, and Gate 4 times with CUDA events.
 """
 from __future__ import annotations
 
@@ -24,7 +25,6 @@ from kernelopt.verify.stitched_model import StitchedRequest
 
 PROBLEM = Path(__file__).parent / "testdata" / "problems" / "linear_relu_small.py"
 
-_SPOIL = "buf1.fill_(0.25)"  # the group's output (an alias of its hoisted buffer) made wrong
 
 ATTACKS = {
     "patches the comparison": '''
@@ -72,41 +72,54 @@ for _name in ("report.json", "gate3.json", "verdict.json"):
 }
 
 
-@pytest.fixture(scope="module")
-def group_and_workdir(cpu_capture):
-    workdir = cpu_capture("linear_relu_small")
-    (g,) = library_groups((workdir / "baseline_module.py").read_text())
-    assert g.outputs == ["buf0"] and g.body[-1].startswith("cpp_fused_mul_relu_0(buf1)")
-    return g, workdir
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+@pytest.fixture(scope="module", params=DEVICES)
+def group_and_workdir(cpu_capture, request):
+    device = request.param
+    workdir = cpu_capture("linear_relu_small", device=device)
+    (g,) = [g for g in library_groups((workdir / "baseline_module.py").read_text()) if not g.reason]
+    assert g.op in ("addmm", "mm") and len(g.outputs) == 1, (g.op, g.outputs)  # cuBLAS or a Triton template
+    if device == "cpu":
+        assert g.body[-1].startswith("cpp_fused_mul_relu_0(buf1)")
+    return g, workdir, device
+
+
+def _spoiled(g) -> list[str]:
+    """The group's statements, then every output made wrong (filled with 0.25) through its own parameter name
+    (Inductor's body may `del` that name after aliasing it; the del is dropped so the name is still bound)."""
+    dels = {f"del {o}" for o in g.outputs}
+    return [s for s in g.body if s not in dels] + [f"{o}.fill_(0.25)" for o in g.outputs]
 
 
 @pytest.fixture(scope="module")
 def job_ctx(group_and_workdir):
     """One job's context for every Gate 3 below: eager's outputs are computed once, as in a job's waterfall."""
-    _, workdir = group_and_workdir
+    g, workdir, device = group_and_workdir
     ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=1800))
     yield ctx
     ctx.close()
 
 
-def _gate3(ctx: JobContext, name: str, source: str):
-    req = StitchedRequest(str(PROBLEM), str(ctx.workdir), {name: source}, seeds=[101, 102], precision="strict",
-                          device="cpu")
+def _gate3(ctx: JobContext, g, device: str, source: str):
+    req = StitchedRequest(str(PROBLEM), str(ctx.workdir), {g.name: source}, seeds=[101, 102], precision="strict",
+                          device=device)
     return gate3(ctx, req)
 
 
 def test_the_honest_candidate_passes_apart(group_and_workdir, job_ctx):
-    g, _ = group_and_workdir
-    verdict = _gate3(job_ctx, g.name, group_module_source(g))
+    g, _, device = group_and_workdir
+    verdict = _gate3(job_ctx, g, device, group_module_source(g))
     assert verdict.passed, verdict.message
     assert verdict.metrics["judged_apart"] is True and verdict.metrics["seeds"] == [101, 102]
 
 
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_a_forging_candidate_fails_gate3(group_and_workdir, job_ctx, attack):
-    g, workdir = group_and_workdir
-    source = group_module_source(g, body=g.body + [_SPOIL], preamble=ATTACKS[attack])
-    verdict = _gate3(job_ctx, g.name, source)
+    g, workdir, device = group_and_workdir
+    source = group_module_source(g, body=_spoiled(g), preamble=ATTACKS[attack])
+    verdict = _gate3(job_ctx, g, device, source)
     assert not verdict.passed, (attack, verdict.message)
     assert "forged" not in verdict.message
     if attack == "forges its reply through pickle":  # its reply is no manifest: refused as such
@@ -164,12 +177,13 @@ _ta._run = _idle
 '''
 
 
-def _time_apart(workdir: Path, name: str, source: str, rounds: int = 3):
+def _time_apart(g, workdir: Path, device: str, source: str, rounds: int = 3):
     from kernelopt.pipeline.gates import time_apart
 
     ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
     try:
-        return time_apart(ctx, StitchedRequest(str(PROBLEM), str(workdir), {name: source}, device="cpu"), rounds)
+        req = StitchedRequest(str(PROBLEM), str(workdir), {g.name: source}, device=device)
+        return time_apart(ctx, req, rounds)
     finally:
         ctx.close()
 
@@ -177,9 +191,10 @@ def _time_apart(workdir: Path, name: str, source: str, rounds: int = 3):
 def test_gate4_times_each_side_apart_and_the_clock_agrees_with_an_honest_candidate(group_and_workdir):
     from kernelopt.verify.gate4_perf import check_clock
 
-    g, workdir = group_and_workdir
-    timing, walls = _time_apart(workdir, g.name, group_module_source(g, body=g.body + [_SLOW]))
-    assert timing.method == "cpu-wallclock" and len(timing.rounds["candidate"]) == 3
+    g, workdir, device = group_and_workdir
+    timing, walls = _time_apart(g, workdir, device, group_module_source(g, body=g.body + [_SLOW]))
+    assert timing.method == ("cpu-wallclock" if device == "cpu" else "cuda-events")
+    assert len(timing.rounds["candidate"]) == 3
     # its 1 ms is seen in every round (a sleep never undershoots); not compared with the baseline's rounds, which
     # other work on a loaded machine can stretch (the suite runs in parallel workers)
     assert min(timing.rounds["candidate"]) >= 1.0, timing.rounds
@@ -190,9 +205,9 @@ def test_gate4_times_each_side_apart_and_the_clock_agrees_with_an_honest_candida
 def test_a_candidate_reporting_times_its_clock_contradicts_fails_gate4(group_and_workdir):
     from kernelopt.verify.gate4_perf import check_clock, check_performance
 
-    g, workdir = group_and_workdir
+    g, workdir, device = group_and_workdir
     source = group_module_source(g, body=g.body + [_SLOW], preamble=_FAKE_TIMES)
-    timing, walls = _time_apart(workdir, g.name, source)
+    timing, walls = _time_apart(g, workdir, device, source)
     claimed = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], 1.03)
     assert claimed.passed and claimed.metrics["speedup"] > 10  # what it claims ...
     clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
@@ -202,9 +217,9 @@ def test_a_candidate_reporting_times_its_clock_contradicts_fails_gate4(group_and
 def test_a_candidate_that_skips_the_work_is_refused(group_and_workdir):
     from kernelopt.pipeline.gates import Gate4Refused
 
-    g, workdir = group_and_workdir
+    g, workdir, device = group_and_workdir
     with pytest.raises(Gate4Refused, match="not the baseline's on the round's inputs"):
-        _time_apart(workdir, g.name, group_module_source(g, preamble=_SKIPS_WORK), rounds=1)
+        _time_apart(g, workdir, device, group_module_source(g, preamble=_SKIPS_WORK), rounds=1)
 
 
 def test_the_clock_check_on_numbers():

@@ -109,6 +109,15 @@ def test_launch_config_candidates_pass_gates_on_real_inputs(captures, name, kern
     assert all(r[3] is not None and r[3] > 0 for r in passed)
 
 
+def _device_gib() -> float:
+    import torch
+
+    return torch.cuda.get_device_properties(0).total_memory / 2**30 if torch.cuda.is_available() else 0.0
+
+
+# its capture (input, eager's output, the compiled output and Inductor's own) asked for 24 GiB more with 60 GiB held
+# on an H100 (79 GiB): this test is sized for an H200
+@pytest.mark.skipif(_device_gib() < 100, reason="the 12 GiB problem's capture needs about 84 GiB: an H200's memory")
 def test_gate2_holds_one_seed_at_a_time_for_a_12_gib_kernel(tmp_path):
     """Issue 9, item 1: a 12 GiB input, its output and three seeds do not fit on one H200; Gate 2 judges
     candidates with one seed recorded at a time, never 'could not run the reference' for memory."""

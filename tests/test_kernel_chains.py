@@ -143,5 +143,9 @@ def test_the_fusion_request_holds_the_chain_its_intermediates_interface_referenc
     assert f"`run({', '.join(chain.params + ['stream=None'])})`" in text
     assert f"def run({', '.join(chain.params)}, stream=None):" in text  # Inductor's statements, the reference
     assert "Precision policy: strict" in text and "# kernel path:" not in text
+    # the convolution's output, known to call() only through its assert_size_stride, is stated like the rest:
+    # the agent reads it in its channels-last layout
+    assert ("- `buf2` (in_ptr0, input: read only): float32, shape [32, 128, 128, 128], "
+            "stride [2097152, 1, 16384, 128]") in text and "shape not stated" not in text
     assert cand.generator == "llm_fusion" and cand.rejected and "prose only" in cand.rejected
     assert gen.usage()["agents"]["fusion"]["calls"] == 1

@@ -87,6 +87,10 @@ class Step:
     replaceable: bool = False  # only Triton launches may be replaced by a search candidate
 
 
+# Library operators whose output has their tensor inputs' dtype (when those agree).
+SAME_DTYPE_OPS = frozenset({"convolution", "mm", "addmm", "bmm", "baddbmm", "_convolution"})
+
+
 @dataclass
 class Buffer:
     """A tensor storage of the graph, under its base name (aliases listed)."""
@@ -275,7 +279,8 @@ class _CallWalker:
         if func in BOOKKEEPING_CALLS or (names and all(n.startswith("stream") for n in names)):
             if func == "assert_size_stride" and len(call.args) >= 3 and isinstance(call.args[0], ast.Name):
                 buf = self.buffers.get(self.base(call.args[0].id))
-                if buf is not None and buf.is_graph_input:
+                # a graph input's layout, or a library call's output (its only statement of shape and stride)
+                if buf is not None and (buf.is_graph_input or (buf.shape is None and call.args[0].id == buf.name)):
                     buf.shape, buf.stride = int_tuple(call.args[1]), int_tuple(call.args[2])
             return True
         if func in ALLOC_FUNCS and len(names) == 1:
@@ -363,6 +368,10 @@ class _CallWalker:
         reads = _dedup([b for a in inputs for b in self.refs(a)])
         for n in names:
             self.define(n, is_module_constant=False)
+        dtypes = {self.buffers[b].dtype for b in reads if b in self.buffers}
+        if op_name(func) in SAME_DTYPE_OPS and len(dtypes) == 1 and None not in dtypes:
+            for n in names:  # what the agents are told of the call's output (Inductor states no dtype for it)
+                self.buffers[self.base(n)].dtype = next(iter(dtypes))
         writes += names
         self._new_step("library", func, stmt, call, reads=reads, writes=_dedup(writes), defines=names)
 
