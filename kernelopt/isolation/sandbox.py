@@ -131,6 +131,7 @@ _PASS_NAMES = frozenset({
     "TRITON_INTERPRET", "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "TZ", "LANG", "LC_ALL", "KERNELOPT_KERNEL_CACHE", "KERNELOPT_BENCH_RUN",
     "KERNELOPT_LOG_LABEL",  # whose children these are, in the log (isolation/child_output.py)
+    "HELION_AUTOTUNE_EFFORT",  # "none" in a Helion kernel file's job (pipeline/job.children_env)
 })
 _PASS_PREFIXES = ("KERNELOPT_SANDBOX", "TORCHINDUCTOR_", "TORCH_COMPILE_", "TORCH_LOGS", "TRITON_DEBUG", "TRITON_ALWAYS_COMPILE")
 _SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

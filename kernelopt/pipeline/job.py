@@ -18,6 +18,7 @@ from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import job_sandbox
 from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
+from kernelopt.load.helion_file import is_helion_file
 from kernelopt.load.problem import ProblemError, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
@@ -120,6 +121,16 @@ def reclaim_workdir(workdir: Path) -> None:
     give_to(workdir, os.geteuid())
 
 
+def children_env(interpreter: bool, helion: bool) -> dict | None:
+    """What every stage child of the job is given beyond the sandbox's own environment: the Triton interpreter
+    without a GPU; for a Helion kernel file, no autotuning at load (a kernel that pins no config runs Helion's
+    default; the search is this job's, not Helion's autotuner: minutes to hours per kernel)."""
+    env = {"TRITON_INTERPRET": "1"} if interpreter else {}
+    if helion:
+        env["HELION_AUTOTUNE_EFFORT"] = "none"
+    return env or None
+
+
 def _run(ctx: JobContext) -> JobResult:
     with ctx.stage("load", "importing the submission in a child process"):
         ctx.device = ctx.child(probe, None, limit_s=120, what="probing the device", session=ctx.setup_session)
@@ -131,12 +142,15 @@ def _run(ctx: JobContext) -> JobResult:
                       session=ctx.setup_session)
             raise JobFallback(Cause.NO_GPU, f"{NO_GPU_MESSAGE} Nothing was compiled, so the model itself is kept.")
         device = "cpu" if interpreter else "cuda"
-        env = {"TRITON_INTERPRET": "1"} if interpreter else None
-        if interpreter:  # Triton reads TRITON_INTERPRET when imported: the session must start with it
+        helion = is_helion_file(ctx.problem_path)
+        env = children_env(interpreter, helion)
+        if env:  # Triton reads TRITON_INTERPRET when imported: the session must start with it (and Helion's)
             ctx.setup_session.close()
             ctx.setup_session = ctx.session(env)
+        if interpreter:
             # bf16 arithmetic on the interpreter can be silently wrong (verify.interpreter): say so, not "incorrect"
-            why = None if Dtype.parse(ctx.options.dtype) is Dtype.FP32 else ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
+            # and Helion's generated code may use what the interpreter lacks: say so, not "failed"
+            why = None if Dtype.parse(ctx.options.dtype) is Dtype.FP32 and not helion else ctx.child(interpreter_cannot_run, InterpreterProbe(ctx.problem_path, ctx.options.dtype),
                             limit_s=300, what=f"running the kernel on the Triton interpreter in {ctx.options.dtype}",
                             session=ctx.setup_session)
             if why:

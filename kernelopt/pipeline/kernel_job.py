@@ -9,6 +9,7 @@ only: the interpreter's times say nothing about a GPU).
 """
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalBatch, EvalContext
 from kernelopt.search.generator import Attempt, CandidateGenerator, KernelTarget
+from kernelopt.search.generators.helion_config import HelionConfigGenerator, SpaceFn
+from kernelopt.search.generators.helion_space import HelionSpace, HelionSpaceRequest, helion_space
 from kernelopt.search.registry import applicable, make_kernel_file_generator
 from kernelopt.verify.gate2_kernel import check_kernel_outputs
 from kernelopt.verify.gate4_perf import check_clock, check_performance
@@ -95,6 +98,18 @@ def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
     return round(best.baseline_kernel_ms / best.kernel_ms, 3)
 
 
+def _helion_space_fn(ctx: JobContext, device: str, env: dict | None) -> SpaceFn:
+    """Helion's configuration space around some seed configs, read in a sandboxed child (the file runs there)."""
+    calls = itertools.count()  # each round's random points differ, and a rerun of the job draws the same ones
+
+    def space(seeds: dict[str, list[dict]]) -> HelionSpace:
+        req = HelionSpaceRequest(ctx.problem_path, ctx.options.dtype, device, seeds, random_seed=next(calls))
+        return ctx.child(helion_space, req, limit_s=max(60.0, min(300.0, ctx.remaining_s() / 4)),
+                         what="reading Helion's configuration space", env=env)
+
+    return space
+
+
 def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | None) -> JobResult:
     opts = ctx.options
     source = Path(ctx.problem_path).read_text()
@@ -112,6 +127,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
             reasons.append(f"{name}: it does not apply to kernel files")
             continue
         ctx.attach(gen)  # an agent generator: transcripts, memory, settings, AVOID list (before `applicable`)
+        if isinstance(gen, HelionConfigGenerator):
+            gen.space = _helion_space_fn(ctx, device, env)
         reason = applicable(gen, target)
         if reason:
             reasons.append(f"{name}: {reason}")

@@ -93,6 +93,12 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "stride, padding, output_padding, dilation, groups): one cuDNN forward convolution per output "
                   "phase on the re-sliced live weights (sub-pixel decomposition; heuristic or timed algorithm), "
                   "in the caller's math mode; epilogue unchanged", ("strict", "tf32")),
+    GeneratorSpec("helion_config", "kernelopt.search.generators.helion_config:HelionConfigGenerator",
+                  ("kernel-file",),
+                  "a Helion kernel file's @helion.kernel decorators pinned to other points of Helion's own "
+                  "configuration space (block sizes, loop orders, indexing, pid type, warps, stages, ...): its "
+                  "default config, pattern-search neighbours of the best so far, random points; the kernel's "
+                  "code unchanged", ("strict", "tf32")),
     GeneratorSpec("llm", "kernelopt.agents.generator:LLMGenerator", ("kernel", "kernel-file"),
                   "the executor agent over an OpenAI-compatible endpoint (KERNELOPT_LLM_*): any rewrite of the "
                   "Triton kernel (or kernel file) keeping its interface; only when an endpoint is configured",

@@ -58,13 +58,38 @@ def _copy(x):
     return clone_arg(x)
 
 
+def _helion_interpreter_error(problem) -> Optional[str]:
+    """Where Helion's generated Triton uses what the interpreter does not implement (measured: its reductions
+    in softmax, layer norm and attention raise `InterpreterError: 'NoneType' object has no attribute ...`
+    with triton 3.9), the interpreter's own error; None when the kernel runs there (right or wrong)."""
+    from triton.runtime.errors import InterpreterError
+
+    xs = make_inputs(problem, PROBE_SEED, "cpu", dtype_from_name(Dtype.FP32.value))
+    try:
+        problem.launch(*xs)
+    except InterpreterError as exc:
+        return (f"the Triton interpreter cannot run the Triton code Helion generated for this kernel "
+                f"({str(exc).strip()[:200]}); checking it needs a GPU")
+    except Exception:  # noqa: BLE001 - the kernel's own failure: the gates say so
+        return None
+    return None
+
+
 def interpreter_cannot_run(req: InterpreterProbe) -> Optional[str]:
     """Why the interpreter cannot run this kernel file in `req.dtype` (None when it can, or when the
     kernel fails in fp32 too). A stage function: call it in a child with TRITON_INTERPRET=1."""
+    from pathlib import Path
+
+    from kernelopt.load.helion_file import is_helion_source
+
     dtype = Dtype.parse(req.dtype)
+    problem = import_problem(req.problem_path, "kernelopt_interpreter_probe")
+    if is_helion_source(Path(req.problem_path).read_text()):
+        why = _helion_interpreter_error(problem)
+        if why:
+            return why
     if dtype is Dtype.FP32:
         return None
-    problem = import_problem(req.problem_path, "kernelopt_interpreter_probe")
     problem_in_dtype = _agrees(problem, dtype)
     if problem_in_dtype is None or _agrees(problem, Dtype.FP32) is not None:
         return None

@@ -1,0 +1,94 @@
+"""Helion's configuration space for a kernel file, as plain data (a stage function for a sandboxed child).
+
+The child imports the submitted file, runs `launch` once on seed-0 inputs (each `@helion.kernel` under the
+config the file pins, else Helion's default: the job's children run with HELION_AUTOTUNE_EFFORT=none, so no
+autotuning starts), and binds every kernel it saw to the arguments it was called with. From each bound
+kernel's ConfigSpec it answers, per kernel: Helion's default config, the file's own, the pattern-search
+neighbours of each seed config the request names (one flat coordinate changed, Helion's own
+`pattern_neighbors`), and a few random configs of the space. Configs cross as dicts; the trusted side
+admits them as plain data only (load/helion_file.plain_config) before writing any into a source.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+
+@dataclass
+class HelionSpaceRequest:
+    problem_path: str
+    dtype: str = "fp32"
+    device: str = "cuda"
+    seeds: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs whose neighbours are wanted
+    n_random: int = 4
+    random_seed: int = 0
+
+
+@dataclass
+class KernelSpace:
+    name: str
+    default: dict
+    current: dict  # the config this launch ran under (the file's pinned one, else the default)
+    neighbours: list[dict]
+    random: list[dict]
+    n_coordinates: int
+
+
+@dataclass
+class HelionSpace:
+    kernels: list[KernelSpace]  # in the order launch called them
+
+
+def helion_space(req: HelionSpaceRequest) -> HelionSpace:
+    import torch
+    from helion.autotuner.config_generation import ConfigGeneration
+    from helion.runtime.kernel import Kernel
+
+    from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs
+
+    mod = import_problem(req.problem_path, module_name="kernelopt_helion_space")
+    inputs = make_inputs(mod, 0, req.device, dtype_from_name(req.dtype))
+    seen: dict[str, tuple] = {}
+    real_call = Kernel.__call__
+
+    def recording(self, *args, **kwargs):
+        if self.name not in seen:
+            seen[self.name] = (self, self.normalize_args(*args, **kwargs) if kwargs else args)
+        return real_call(self, *args, **kwargs)
+
+    Kernel.__call__ = recording  # type: ignore[method-assign]
+    try:
+        with torch.no_grad():
+            mod.launch(*inputs)
+    finally:
+        Kernel.__call__ = real_call  # type: ignore[method-assign]
+    rng = random.Random(req.random_seed)
+    out = []
+    for name, (kernel, args) in seen.items():
+        bound = kernel.bind(tuple(args))
+        gen = ConfigGeneration(bound.config_spec)
+        default = bound.config_spec.default_config()
+        current = bound._config if getattr(bound, "_config", None) is not None else default
+        neighbours = []
+        for seed in req.seeds.get(name, []) or [current.config]:
+            flat = gen.flatten(_config(seed))
+            for i, fragment in enumerate(gen.flat_spec):
+                for value in fragment.pattern_neighbors(flat[i]):
+                    changed = list(flat)
+                    changed[i] = value
+                    neighbours.append(dict(gen.unflatten(changed).config))
+        state = random.getstate()
+        random.seed(rng.random())  # Helion's fragments draw from the module's generator: seeded per request
+        try:
+            randoms = [dict(gen.unflatten(gen.random_flat()).config) for _ in range(req.n_random)]
+        finally:
+            random.setstate(state)
+        out.append(KernelSpace(name, dict(default.config), dict(current.config), neighbours, randoms,
+                               len(gen.flat_spec)))
+    return HelionSpace(out)
+
+
+def _config(values: dict):
+    import helion
+
+    return helion.Config(**values)
