@@ -30,6 +30,7 @@ from kernelopt.agents.planner import Plan, Planner
 from kernelopt.agents.session import AgentSession
 from kernelopt.agents.templates import PROMPTS, prompt
 from kernelopt.core.text import clip, one_line
+from kernelopt.load.helion_file import is_helion_source
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import build_space
 from kernelopt.search.kernel_source import standalone_module
@@ -63,6 +64,14 @@ def extract_code(reply: str) -> tuple[Optional[str], str]:
 
 def contract(target: KernelTarget) -> tuple[str, str]:
     """(what the target is, the interface a candidate must keep)."""
+    if target.kind == "kernel-file" and is_helion_source(target.source):
+        return "Helion kernel file", (
+            "A Python module (a kernel file) defining `launch(*inputs)`, which calls the `@helion.kernel` "
+            "function(s) and returns the outputs; the gates call `launch` with the inputs of `get_inputs()` and "
+            "compare its outputs with the original's. Keep `reference` and `get_inputs` exactly as they are. "
+            "Pin each kernel's configuration in its decorator (`@helion.kernel(config=helion.Config(...))`): the "
+            "job's processes never autotune, so a kernel without one runs Helion's default config. You may "
+            "rewrite the kernel body in Helion (helion.language as hl) or replace it by Triton.")
     if target.kind == "kernel-file":
         return "Triton kernel file", (
             "A Python module (a kernel file) defining `launch(*inputs)`, which launches the Triton kernel(s) and "

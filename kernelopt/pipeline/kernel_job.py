@@ -18,6 +18,7 @@ from kernelopt.compiled.kernel_io import clone_arg
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.timing import bench_interleaved
 from kernelopt.core.tolerance import gate2_tolerance
+from kernelopt.load.helion_file import helion_kernels, is_helion_source
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext
@@ -117,8 +118,14 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     original = Path(ctx.problem_path).read_bytes()
     write_safely(ctx.workdir / "baseline_module.py", original)
     write_safely(ctx.workdir / "optimized_module.py", original)
-    target = KernelTarget(name=load.name, source=source, kind="kernel-file", arg_names=[], signature={}, numels=[],
-                          precision=opts.precision, dtype=opts.dtype)
+    helion = helion_kernels(source) if is_helion_source(source) else []
+    if helion:  # what the report says of it: a Helion kernel, the config each kernel ran under (else Helion's default)
+        ctx.report["helion"] = {"kernels": [k.name for k in helion],
+                                "file_configs": {k.name: k.pinned for k in helion},
+                                "autotuning": "off in every child (HELION_AUTOTUNE_EFFORT=none): a kernel the file "
+                                              "pins no config for runs Helion's default config"}
+    target = KernelTarget(name=load.name, source=source, kind="kernel-file",
+                          arg_names=[], signature={}, numels=[], precision=opts.precision, dtype=opts.dtype)
     generators: list[CandidateGenerator] = []
     reasons: list[str] = []
     for name in opts.generators:
@@ -166,6 +173,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
         return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)
     best = result.ranked[0]
+    if helion:
+        ctx.report["helion"]["best_configs"] = best.candidate.params.get("configs")
     with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing (each computed apart)"):
         g3 = kernel_gate3(ctx, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
                           device, env)
@@ -193,6 +202,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
         return JobResult(outcome, f"{Cause.PERFORMANCE_GATE}: {g4.message}", speedup=1.0,
                          optimized_ms=times["baseline_ms"], **times)
     write_safely(ctx.workdir / "optimized_module.py", best.candidate.source)
+    if helion:  # the deployed file pins these: it never autotunes at load
+        ctx.report["helion"]["deployed_configs"] = best.candidate.params.get("configs")
     write_kernel_diff(ctx.workdir, target.name, source, best.candidate.source, "original")
     markers = reduced_precision_markers(best.candidate.source, opts.dtype)  # the whole deployed file is ours
     ctx.report["deployed_reduced_precision"] = ctx.report["replacement_reduced_precision"] = markers

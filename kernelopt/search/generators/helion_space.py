@@ -10,6 +10,7 @@ admits them as plain data only (load/helion_file.plain_config) before writing an
 """
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 
@@ -48,12 +49,12 @@ def helion_space(req: HelionSpaceRequest) -> HelionSpace:
 
     mod = import_problem(req.problem_path, module_name="kernelopt_helion_space")
     inputs = make_inputs(mod, 0, req.device, dtype_from_name(req.dtype))
-    seen: dict[str, tuple] = {}
+    called: dict[str, tuple] = {}
     real_call = Kernel.__call__
 
     def recording(self, *args, **kwargs):
-        if self.name not in seen:
-            seen[self.name] = (self, self.normalize_args(*args, **kwargs) if kwargs else args)
+        if self.name not in called:
+            called[self.name] = (self, self.normalize_args(*args, **kwargs) if kwargs else args)
         return real_call(self, *args, **kwargs)
 
     Kernel.__call__ = recording  # type: ignore[method-assign]
@@ -64,19 +65,24 @@ def helion_space(req: HelionSpaceRequest) -> HelionSpace:
         Kernel.__call__ = real_call  # type: ignore[method-assign]
     rng = random.Random(req.random_seed)
     out = []
-    for name, (kernel, args) in seen.items():
+    for name, (kernel, args) in called.items():
         bound = kernel.bind(tuple(args))
         gen = ConfigGeneration(bound.config_spec)
         default = bound.config_spec.default_config()
         current = bound._config if getattr(bound, "_config", None) is not None else default
-        neighbours = []
+        neighbours: list[dict] = []
+        known: set[str] = set()
         for seed in req.seeds.get(name, []) or [current.config]:
             flat = gen.flatten(_config(seed))
+            known.add(_key(dict(gen.unflatten(list(flat)).config)))
             for i, fragment in enumerate(gen.flat_spec):
                 for value in fragment.pattern_neighbors(flat[i]):
                     changed = list(flat)
                     changed[i] = value
-                    neighbours.append(dict(gen.unflatten(changed).config))
+                    config = dict(gen.unflatten(changed).config)
+                    if _key(config) not in known:  # Helion normalizes some changes back to the seed itself
+                        known.add(_key(config))
+                        neighbours.append(config)
         state = random.getstate()
         random.seed(rng.random())  # Helion's fragments draw from the module's generator: seeded per request
         try:
@@ -86,6 +92,10 @@ def helion_space(req: HelionSpaceRequest) -> HelionSpace:
         out.append(KernelSpace(name, dict(default.config), dict(current.config), neighbours, randoms,
                                len(gen.flat_spec)))
     return HelionSpace(out)
+
+
+def _key(config: dict) -> str:
+    return json.dumps(config, sort_keys=True, default=str)
 
 
 def _config(values: dict):

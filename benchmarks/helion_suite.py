@@ -1,0 +1,158 @@
+"""Helion kernel files (issue 38): the job's time-to-result, and its deployed config against Helion's default config
+and Helion's own autotune, timed side by side.
+
+    python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--only add,softmax]
+
+For each file of benchmarks/kernels/helion/ (GPU only):
+1. a KernelOPT job (`helion_config` alone, `--job-s` budget; `tf32` for the files whose `hl.dot`/`addmm`
+   runs TF32 tensor cores, `strict` otherwise): wall time to its outcome, outcome, cause, the config it deployed
+   (or its best candidate's);
+2. Helion's own autotuner on the same kernel and inputs, in a child process of its own bounded by
+   `--autotune-s` (`HELION_AUTOTUNE_EFFORT=full`): its wall time and the config it chose, or that it did not
+   finish in time;
+3. in one process, each kernel under Helion's default config, the job's config and the autotuner's, timed
+   interleaved (`triton.testing.do_bench`, medians of 5 rounds), and each one's ratio to the default.
+
+Writes DIR/helion_suite.json and .md after every file. The precision of each row is stated with it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+KERNELS = ROOT / "benchmarks" / "kernels" / "helion"
+# hl.dot / torch.addmm of fp32 tiles lowers to tl.dot, TF32 tensor cores by Helion's default dot precision
+TF32_FILES = {"matmul", "gemm_bias_relu", "attention"}
+
+_AUTOTUNE = r"""
+import importlib.util, json, os, sys, time, torch
+spec = importlib.util.spec_from_file_location("helion_file", sys.argv[1])
+mod = importlib.util.module_from_spec(spec); spec.loader.exec_module(mod)
+from helion.runtime.kernel import Kernel
+kernels = {n: k for n, k in vars(mod).items() if isinstance(k, Kernel)}
+torch.manual_seed(0)
+xs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
+called = {}
+real = Kernel.__call__
+def rec(self, *a, **k):
+    called.setdefault(self.name, (self, a))
+    return real(self, *a, **k)
+Kernel.__call__ = rec
+t0 = time.monotonic()
+mod.launch(*xs)  # autotunes each kernel on first call (HELION_AUTOTUNE_EFFORT=full)
+wall = time.monotonic() - t0
+print(json.dumps({"wall_s": wall, "configs": {n: dict(k.bind(tuple(a))._config.config) for n, (k, a) in called.items()}}))
+"""
+
+
+def run_job(path: Path, out: Path, budget_s: float) -> dict:
+    from kernelopt.pipeline.job import run_job as job
+    from kernelopt.pipeline.options import JobOptions
+
+    precision = "tf32" if path.stem in TF32_FILES else "strict"
+    t0 = time.monotonic()
+    result = job(str(path), out, JobOptions(generators=["helion_config"], time_budget_s=budget_s, precision=precision))
+    wall = time.monotonic() - t0
+    report = json.loads((out / "report.json").read_text())
+    helion = report.get("helion", {})
+    return {"precision": precision, "wall_s": round(wall, 1), "outcome": str(result.outcome), "cause": result.cause,
+            "speedup": result.speedup, "configs": helion.get("deployed_configs") or helion.get("best_configs")}
+
+
+def run_autotune(path: Path, limit_s: float) -> dict:
+    env = {**os.environ, "HELION_AUTOTUNE_EFFORT": "full"}
+    try:
+        proc = subprocess.run([sys.executable, "-c", _AUTOTUNE, str(path)], capture_output=True, text=True,
+                              timeout=limit_s, env=env)
+    except subprocess.TimeoutExpired:
+        return {"finished": False, "note": f"Helion's full autotune did not finish in {limit_s:.0f} s"}
+    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+    if proc.returncode or line is None:
+        return {"finished": False, "note": f"autotune exited {proc.returncode}: {proc.stderr.strip()[-300:]}"}
+    return {"finished": True, **json.loads(line)}
+
+
+def time_side_by_side(path: Path, configs: dict[str, dict | None]) -> dict:
+    """Median ms of the file's launch under each named set of pinned configs (None: Helion's default)."""
+    import torch
+    import triton.testing
+
+    from kernelopt.load.helion_file import pin_configs
+    from kernelopt.load.problem import import_problem
+
+    os.environ["HELION_AUTOTUNE_EFFORT"] = "none"
+    source = path.read_text()
+    mods = {}
+    for label, pinned in configs.items():
+        variant = Path(f"/tmp/helion_suite_{path.stem}_{label}.py")
+        variant.write_text(pin_configs(source, pinned) if pinned else source)
+        mods[label] = import_problem(variant, module_name=f"helion_suite_{path.stem}_{label}")
+    torch.manual_seed(0)
+    xs = [x.cuda() if isinstance(x, torch.Tensor) else x for x in next(iter(mods.values())).get_inputs()]
+    for m in mods.values():
+        m.launch(*xs)  # compile
+    rounds: dict[str, list[float]] = {label: [] for label in mods}
+    for _ in range(5):
+        for label, m in mods.items():
+            rounds[label].append(triton.testing.do_bench(lambda m=m: m.launch(*xs), warmup=25, rep=100))
+    return {label: round(statistics.median(ts), 4) for label, ts in rounds.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--job-s", type=float, default=300.0)
+    parser.add_argument("--autotune-s", type=float, default=900.0)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    import torch
+
+    if not torch.cuda.is_available():
+        print("helion_suite: needs a CUDA GPU (speed is what it measures)", file=sys.stderr)
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    only = {s for s in args.only.split(",") if s}
+    rows = []
+    for path in sorted(KERNELS.glob("*.py")):
+        if only and path.stem not in only:
+            continue
+        row: dict = {"file": path.name, "device": torch.cuda.get_device_name(0)}
+        row["job"] = run_job(path, args.out / path.stem, args.job_s)
+        row["autotune"] = run_autotune(path, args.autotune_s)
+        configs = {"default": None, "job": row["job"]["configs"]}
+        if row["autotune"].get("finished"):
+            configs["autotune"] = row["autotune"]["configs"]
+        try:
+            row["ms"] = time_side_by_side(path, configs)
+            row["vs_default"] = {k: round(row["ms"]["default"] / v, 3) for k, v in row["ms"].items()}
+        except Exception as exc:  # noqa: BLE001 - the row says what failed; the next file still runs
+            row["timing_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
+        rows.append(row)
+        (args.out / "helion_suite.json").write_text(json.dumps(rows, indent=1))
+        (args.out / "helion_suite.md").write_text(_markdown(rows))
+        print(json.dumps(row), flush=True)
+    return 0
+
+
+def _markdown(rows: list[dict]) -> str:
+    lines = ["| file | precision | job: outcome, time to result | autotune: time | ms default / job / autotune "
+             "| job vs default | autotune vs default |", "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ms, vs = r.get("ms", {}), r.get("vs_default", {})
+        tune = f"{r['autotune']['wall_s']:.0f} s" if r["autotune"].get("finished") else r["autotune"]["note"]
+        lines.append(f"| {r['file']} | {r['job']['precision']} | {r['job']['outcome']}, {r['job']['wall_s']:.0f} s "
+                     f"| {tune} | {ms.get('default')} / {ms.get('job')} / {ms.get('autotune', '-')} "
+                     f"| {vs.get('job', '-')}x | {vs.get('autotune', '-')}x |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

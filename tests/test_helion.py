@@ -1,0 +1,172 @@
+"""Helion kernel files (issue 38): recognized, their configs pinned as plain data, Helion's configuration space
+read in a sandboxed child and searched by `helion_config`, whole jobs on the Triton interpreter.
+
+Without a GPU the candidates' Triton code (Helion's, under each pinned config) runs on the Triton interpreter:
+correctness only, and the job says speed was not measured. Where Helion generates code the interpreter does not
+implement (its reductions), the job says so instead of blaming the kernel.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pytest
+
+from kernelopt.load.helion_file import (
+    HelionConfigError,
+    config_text,
+    helion_kernels,
+    is_helion_source,
+    pin_configs,
+    plain_config,
+)
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import JobOptions
+from kernelopt.search.generators.helion_config import HelionConfigGenerator, admit_space
+from kernelopt.search.generators.helion_space import HelionSpace, HelionSpaceRequest, KernelSpace, helion_space
+from tests.conftest import HAS_CUDA
+
+DATA = Path(__file__).parent / "testdata" / "helion"
+ADD = DATA / "add_small.py"
+REPO = Path(__file__).resolve().parent.parent
+
+needs_interpreter = pytest.mark.skipif(HAS_CUDA, reason="the Triton interpreter path (CPU machines)")
+
+
+# ---- reading and writing the source (no helion, no import of the file)
+
+def test_helion_kernels_are_found_by_their_decorators_however_helion_is_imported():
+    assert [k.name for k in helion_kernels(ADD.read_text())] == ["add"]
+    aliased = "import helion as h\n@h.kernel\ndef f(x):\n    return x\n"
+    direct = "from helion import kernel\n@kernel(static_shapes=True)\ndef g(x):\n    return x\n"
+    assert [k.name for k in helion_kernels(aliased)] == ["f"] and [k.name for k in helion_kernels(direct)] == ["g"]
+    triton = (REPO / "benchmarks" / "kernels" / "add_relu_kernel.py").read_text()
+    assert not is_helion_source(triton) and not is_helion_source("def broken(:\n")
+    assert all(is_helion_source(p.read_text()) for p in (REPO / "benchmarks" / "kernels" / "helion").glob("*.py"))
+
+
+def test_a_pinned_config_replaces_the_files_own_and_keeps_its_other_settings():
+    config = {"block_sizes": [64], "num_warps": 4, "indexing": ["pointer", "pointer"], "range_flattens": [None]}
+    source = ("import helion\n@helion.kernel(static_shapes=True, configs=[helion.Config(block_sizes=[8])],\n"
+              "               autotune_effort='full')\ndef add(x):\n    return x\n")
+    pinned = pin_configs(source, {"add": config})
+    (k,) = helion_kernels(pinned)
+    assert k.pinned == config  # read back as the literal it wrote
+    dec = ast.parse(pinned).body[1].decorator_list[0]
+    assert isinstance(dec, ast.Call) and sorted(kw.arg for kw in dec.keywords) == ["config", "static_shapes"]
+    assert "def add(x):" in pinned and config_text(config) in pinned
+    # a bare decorator becomes a call; a file importing only `kernel` gets `import helion` for helion.Config
+    bare = pin_configs("from helion import kernel\n\n@kernel\ndef f(x):\n    return x\n", {"f": {"num_warps": 8}})
+    assert bare.startswith("import helion\n") and "@kernel(config=helion.Config(num_warps=8))" in bare
+    with pytest.raises(HelionConfigError, match="no @helion.kernel function named g"):
+        pin_configs(source, {"g": config})
+
+
+@pytest.mark.parametrize("value, reason", [
+    ({"num_warps": object()}, "not plain data"),
+    ({"block_sizes": {"a": 1}}, "not plain data"),
+    ({"__import__('os')": 1}, "not an identifier"),
+    ({"indexing": "x" * 65}, "not plain data"),
+    ({"l": [[[[[1]]]]]}, "not plain data"),
+    ({"f": float("nan")}, "not plain data"),
+    ([1, 2], "non-empty dict"),
+    ({"l": list(range(2000))}, "not plain data"),
+])
+def test_a_config_that_is_not_plain_data_is_never_written_into_a_source(value, reason):
+    with pytest.raises(HelionConfigError, match=reason):
+        plain_config(value)
+    with pytest.raises(HelionConfigError):
+        pin_configs(ADD.read_text(), {"add": value})
+
+
+def test_the_space_a_child_answers_is_admitted_as_plain_data_only():
+    good = KernelSpace("add", {"num_warps": 4}, {"num_warps": 4}, [{"num_warps": 8}], [], 12)
+    assert admit_space(HelionSpace([good]))[0].neighbours == [{"num_warps": 8}]
+    forged = KernelSpace("add", {"num_warps": 4}, {"num_warps": 4}, [{"num_warps": Path("/etc")}], [], 12)
+    with pytest.raises(HelionConfigError, match="not plain data"):
+        admit_space(HelionSpace([forged]))
+    with pytest.raises(HelionConfigError, match="not an identifier"):
+        admit_space(HelionSpace([KernelSpace("a; import os", {"n": 1}, {"n": 1}, [], [], 1)]))
+    with pytest.raises(HelionConfigError, match="did not answer a HelionSpace"):
+        admit_space({"kernels": []})
+
+
+# ---- Helion's space, read in a sandboxed child
+
+@needs_interpreter
+def test_helions_space_is_read_in_a_child_default_neighbours_and_random_points(tmp_path):
+    from kernelopt.isolation import run_in_child
+
+    env = {"TRITON_INTERPRET": "1", "HELION_AUTOTUNE_EFFORT": "none"}
+    req = HelionSpaceRequest(str(ADD), device="cpu", n_random=3)
+    (k,) = admit_space(run_in_child(helion_space, req, timeout_s=300, scratch=tmp_path, env=env, read_only=[ADD]))
+    assert k.name == "add" and k.current == k.default and k.n_coordinates > 3
+    assert {"block_sizes", "num_warps", "num_stages"} <= set(k.default)
+    # every neighbour differs from the default in one coordinate (a list one in one element)
+    assert k.neighbours and all(n != k.default for n in k.neighbours)
+    assert any(n["block_sizes"] == [k.default["block_sizes"][0] * 2] for n in k.neighbours)
+    assert len(k.random) == 3
+    # neighbours of a seed the search names, not of the default
+    seed = {**k.default, "num_warps": 8}
+    req = HelionSpaceRequest(str(ADD), device="cpu", seeds={"add": [seed]}, n_random=0)
+    (k2,) = admit_space(run_in_child(helion_space, req, timeout_s=300, scratch=tmp_path, env=env, read_only=[ADD]))
+    assert any(n["num_warps"] == 8 and n["block_sizes"] != seed["block_sizes"] for n in k2.neighbours)
+
+
+def test_the_generator_pins_every_kernel_and_never_proposes_the_files_own_config():
+    default = {"block_sizes": [32], "num_warps": 4}
+    space = HelionSpace([KernelSpace("add", default, default,
+                                     [{"block_sizes": [64], "num_warps": 4}, default, {"block_sizes": [16], "num_warps": 4}],
+                                     [{"block_sizes": [32], "num_warps": 8}], 2)])
+    gen = HelionConfigGenerator()
+    from kernelopt.search.generator import KernelTarget
+
+    target = KernelTarget("add_small", ADD.read_text(), "kernel-file", [], {}, [])
+    assert gen.applicable(target) == "Helion's configuration space is not available to this job"
+    gen.space = lambda seeds: space
+    assert gen.applicable(target) is None
+    cands = gen.propose(target, [], [], 8)
+    assert [c.params["configs"]["add"] for c in cands] == [
+        {"block_sizes": [64], "num_warps": 4}, {"block_sizes": [16], "num_warps": 4},
+        {"block_sizes": [32], "num_warps": 8}]
+    assert all(helion_kernels(c.source)[0].pinned == c.params["configs"]["add"] for c in cands)
+    assert "a neighbour of the file's config" in cands[0].description
+    other = KernelTarget("k", (REPO / "benchmarks" / "kernels" / "add_relu_kernel.py").read_text(), "kernel-file",
+                         [], {}, [])
+    assert gen.applicable(other) == "not a Helion kernel file (no @helion.kernel function)"
+
+
+# ---- whole jobs on the Triton interpreter
+
+@needs_interpreter
+def test_a_helion_job_searches_helions_configs_and_says_speed_was_not_measured(tmp_path):
+    run = tmp_path / "run"
+    result = run_job(str(ADD), run, JobOptions(generators=["helion_config"], iterations=1, time_budget_s=600))
+    assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
+    assert "passed Gates 1-3 on the Triton interpreter" in result.cause
+    report = json.loads((run / "report.json").read_text())
+    assert report["helion"]["kernels"] == ["add"] and report["helion"]["file_configs"] == {"add": None}
+    assert "HELION_AUTOTUNE_EFFORT=none" in report["helion"]["autotuning"]
+    best = report["helion"]["best_configs"]["add"]
+    assert best and "block_sizes" in best
+    traj = [json.loads(line) for line in (run / "trajectory.jsonl").read_text().splitlines()]
+    helion = [t for t in traj if t["generator"] == "helion_config"]
+    assert helion and any(t["passed"] for t in helion), helion
+    assert "deployed_configs" not in report["helion"]  # nothing was deployed: the original file is kept
+    assert (run / "optimized_module.py").read_text() == ADD.read_text()
+
+
+@needs_interpreter
+def test_a_helion_kernel_the_interpreter_cannot_run_ends_no_gpu_saying_why(tmp_path):
+    result = run_job(str(DATA / "softmax_small.py"), tmp_path / "run", JobOptions(time_budget_s=300))
+    assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
+    assert "cannot run the Triton code Helion generated" in result.cause and not result.error
+
+
+@needs_interpreter
+def test_a_helion_kernel_that_does_not_compile_fails_in_one_line(tmp_path):
+    result = run_job(str(DATA / "does_not_compile.py"), tmp_path / "run", JobOptions(time_budget_s=300))
+    assert result.outcome == "failed", (result.outcome, result.cause)
+    message = result.error or result.cause
+    assert "TorchOpTracingError" in message and "numpy" in message and "Traceback" not in message, message
