@@ -1,8 +1,7 @@
 """Helion kernel file: out = x + y (the shape of Helion's `add` tutorial), fp32, 16M elements."""
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 N = 1 << 24
 

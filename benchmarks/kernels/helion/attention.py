@@ -2,10 +2,9 @@
 fp32, batch x heads 32, sequence 1024, head dim 64. `tl.dot` of fp32 tiles runs TF32: judged under `tf32`."""
 import math
 
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 BH, SEQ, DIM = 32, 1024, 64
 

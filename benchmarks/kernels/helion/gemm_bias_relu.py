@@ -1,10 +1,9 @@
 """Helion kernel file: relu(A @ B + bias), the GEMM's epilogue fused in the kernel (a common fused-epilogue
 shape), fp32 inputs, fp32 accumulator, 4096 x 1024 x 4096. `tl.dot` of fp32 tiles runs TF32: judged under
 `tf32`."""
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 M, K, N = 4096, 1024, 4096
 

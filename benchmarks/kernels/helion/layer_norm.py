@@ -1,9 +1,8 @@
 """Helion kernel file: layer norm over the last dim with weight and bias (Helion's `layer_norm` tutorial),
 fp32, 4096 x 4096."""
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 ROWS, COLS = 4096, 4096
 EPS = 1e-5

@@ -2,10 +2,9 @@
 
 `hl.dot` of fp32 tiles runs Triton's `tl.dot`, which uses TF32 tensor cores by default: this file is
 judged under the `tf32` precision policy (its reference is fp32 `torch.matmul`)."""
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 M = K = N = 2048
 

@@ -1,8 +1,7 @@
 """Helion kernel file: a row softmax (Helion's `softmax` tutorial's two-pass form), fp32, 4096 x 2560."""
-import torch
-
 import helion
 import helion.language as hl
+import torch
 
 ROWS, COLS = 4096, 2560
 
