@@ -154,6 +154,10 @@ def test_a_helion_job_searches_helions_configs_and_says_speed_was_not_measured(t
     helion = [t for t in traj if t["generator"] == "helion_config"]
     assert helion and any(t["passed"] for t in helion), helion
     assert "deployed_configs" not in report["helion"]  # nothing was deployed: the original file is kept
+    md = (run / "report.md").read_text()
+    assert "## Helion kernel" in md and "- The file's configs: `add`: none pinned (Helion default)" in md
+    assert "- Best candidate's configs: `add`: `helion.Config(" in md
+    assert "- Deployed configs: the file as submitted" in md
     assert (run / "optimized_module.py").read_text() == ADD.read_text()
 
 
@@ -170,3 +174,31 @@ def test_a_helion_kernel_that_does_not_compile_fails_in_one_line(tmp_path):
     assert result.outcome == "failed", (result.outcome, result.cause)
     message = result.error or result.cause
     assert "TorchOpTracingError" in message and "numpy" in message and "Traceback" not in message, message
+
+
+def test_helion_config_is_a_kernel_file_generator_only():
+    from kernelopt.search.registry import GENERATORS, make_kernel_file_generator, searches_model_targets
+
+    assert GENERATORS["helion_config"].targets == ("kernel-file",) and GENERATORS["helion_config"].default
+    assert isinstance(make_kernel_file_generator("helion_config"), HelionConfigGenerator)
+    # a model job never makes it (nor the graph rewrites, their own stage); the model generators it keeps
+    assert not searches_model_targets("helion_config") and not searches_model_targets("graph_rewrite")
+    assert searches_model_targets("gemm_fp32") and searches_model_targets("launch_config")
+
+
+@needs_interpreter
+def test_the_llm_generator_is_told_it_rewrites_a_helion_file_and_its_pinned_reply_is_gated(tmp_path, monkeypatch):
+    from tests.llm_server import ScriptedLLM, fenced
+
+    reply = pin_configs(ADD.read_text(), {"add": {"block_sizes": [128], "num_warps": 2}})
+    with ScriptedLLM([fenced(reply, "Larger tiles, fewer warps.")]) as server:
+        for k, v in server.env().items():
+            monkeypatch.setenv(k, v)
+        run = tmp_path / "run"
+        result = run_job(str(ADD), run, JobOptions(generators=["llm"], iterations=1, time_budget_s=600))
+    (req,) = server.requests
+    text = "\n".join(m["content"] for m in req["body"]["messages"])
+    assert "Helion kernel file" in text and "helion.Config" in text and "never autotune" in text
+    traj = [json.loads(line) for line in (run / "trajectory.jsonl").read_text().splitlines()]
+    assert [t["passed"] for t in traj if t["generator"] == "llm"] == [True], traj
+    assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause

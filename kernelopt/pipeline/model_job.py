@@ -33,7 +33,7 @@ from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profile
 from kernelopt.search.beam import search_kernel
 from kernelopt.search.evaluate import ChildEvaluator, EvalContext
 from kernelopt.search.generator import Attempt, KernelTarget
-from kernelopt.search.registry import applicable, make_generator, outside_job_hint, searches_targets
+from kernelopt.search.registry import applicable, make_generator, outside_job_hint, searches_model_targets
 from kernelopt.search.strategy import apply_ncu, fallback_cause, plan_groups, plan_targets, required_kernel_speedup
 from kernelopt.verify.precision import (
     deployed_reduced_precision,
@@ -267,7 +267,7 @@ def _group_target(group: LibraryGroup, share: float, precision: str) -> KernelTa
 def _job_generators(ctx: JobContext) -> list:
     """The job's generators, made once: the strategy asks them which library groups they apply to, the
     search then runs them."""
-    generators = [make_generator(n) for n in ctx.options.generators if searches_targets(n)]
+    generators = [make_generator(n) for n in ctx.options.generators if searches_model_targets(n)]
     for g in generators:
         ctx.attach(g)  # an agent generator: transcripts, memory, settings, AVOID list (its `applicable` reads them)
     return generators

@@ -284,6 +284,26 @@ def reduced_precision_where(report: dict) -> str:
     return "yes, " + " / ".join(parts) if parts else compilers
 
 
+def helion_lines(helion: dict | None) -> list[str]:
+    """A Helion kernel file's section: its kernels, the config each ran under, the one deployed."""
+    if not helion:
+        return []
+    from kernelopt.load.helion_file import config_text
+
+    def configs(by_kernel: dict | None, absent: str) -> str:
+        return "; ".join(f"`{k}`: `{config_text(c)}`" if c else f"`{k}`: {absent}"
+                         for k, c in (by_kernel or {}).items()) or absent
+
+    lines = ["## Helion kernel", "",
+             f"- Kernels: {', '.join(f'`{k}`' for k in helion.get('kernels', []))}; {helion.get('autotuning', '')}",
+             f"- The file's configs: {configs(helion.get('file_configs'), 'none pinned (Helion default)')}"]
+    if helion.get("best_configs"):
+        lines.append(f"- Best candidate's configs: {configs(helion['best_configs'], 'Helion default')}")
+    lines.append("- Deployed configs: " + (configs(helion["deployed_configs"], "Helion default")
+                                            if helion.get("deployed_configs") else "the file as submitted"))
+    return lines + [""]
+
+
 def render_markdown(report: dict) -> str:
     r = report["result"]
     lines = [
@@ -313,6 +333,7 @@ def render_markdown(report: dict) -> str:
         "",
     ]
     lines += rewrite_lines(report.get("rewrite"))
+    lines += helion_lines(report.get("helion"))
     prof = report.get("profile")
     if prof:
         lines += ["## Baseline profile", "",

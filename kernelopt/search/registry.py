@@ -118,6 +118,13 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
 KERNEL_FILE_FACTORIES: dict[str, str] = {"launch_config": "kernelopt.search.generators.kernel_file_config:KernelFileConfigGenerator"}
 
 
+def searches_model_targets(name: str) -> bool:
+    """Whether generator `name` works on any of a model's targets (kernels, library groups, kernel chains): not
+    the whole-graph rewrites (their own stage) nor a generator made for kernel files only (helion_config)."""
+    spec = GENERATORS.get(name)
+    return spec is None or bool({"kernel", "group", "chain"} & set(spec.targets))
+
+
 def searches_targets(name: str) -> bool:
     """Whether generator `name` is one the search runs on targets (every one but the whole-graph rewrites,
     which run as their own stage before it)."""
