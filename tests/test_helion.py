@@ -202,3 +202,26 @@ def test_the_llm_generator_is_told_it_rewrites_a_helion_file_and_its_pinned_repl
     traj = [json.loads(line) for line in (run / "trajectory.jsonl").read_text().splitlines()]
     assert [t["passed"] for t in traj if t["generator"] == "llm"] == [True], traj
     assert result.outcome == "fallback" and result.cause.startswith("no-gpu"), result.cause
+
+
+def test_a_helion_file_where_helion_is_not_installed_fails_in_one_line(tmp_path):
+    """The orchestrator finds helion missing (here: an import hook refusing it) before any child runs."""
+    import subprocess
+    import sys
+
+    script = f'''
+import sys
+class _NoHelion:
+    def find_spec(self, name, path=None, target=None):
+        if name == "helion" or name.startswith("helion."):
+            raise ModuleNotFoundError("No module named 'helion'")
+sys.meta_path.insert(0, _NoHelion())
+from kernelopt.pipeline.job import run_job
+from kernelopt.pipeline.options import JobOptions
+r = run_job({str(ADD)!r}, {str(tmp_path / "run")!r}, JobOptions(time_budget_s=120))
+print("RESULT", r.outcome, "|", r.error or r.cause)
+'''
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=REPO)
+    line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
+    assert line == ("RESULT failed | add_small.py is a Helion kernel file, and helion is not installed where this "
+                    "job runs (pip install 'kernelopt[helion]')"), proc.stdout + proc.stderr

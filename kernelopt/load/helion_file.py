@@ -99,6 +99,16 @@ def is_helion_file(path: str) -> bool:
         return False
 
 
+def helion_installed() -> bool:
+    """Whether this interpreter (the job's children run the same one) can import helion; found, not imported."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("helion") is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def _plain(value: object, depth: int) -> bool:
     if value is None or isinstance(value, (bool, int, str)):
         return not isinstance(value, str) or len(value) <= 64

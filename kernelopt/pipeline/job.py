@@ -18,7 +18,7 @@ from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import job_sandbox
 from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
-from kernelopt.load.helion_file import is_helion_file
+from kernelopt.load.helion_file import helion_installed, is_helion_file
 from kernelopt.load.problem import ProblemError, problem_kind
 from kernelopt.load.stage import LoadRequest, LoadResult, import_model_file, load_problem
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
@@ -143,6 +143,9 @@ def _run(ctx: JobContext) -> JobResult:
             raise JobFallback(Cause.NO_GPU, f"{NO_GPU_MESSAGE} Nothing was compiled, so the model itself is kept.")
         device = "cpu" if interpreter else "cuda"
         helion = is_helion_file(ctx.problem_path)
+        if helion and not helion_installed():
+            raise JobFailed(f"{Path(ctx.problem_path).name} is a Helion kernel file, and helion is not installed "
+                            "where this job runs (pip install 'kernelopt[helion]')")
         env = children_env(interpreter, helion)
         if env:  # Triton reads TRITON_INTERPRET when imported: the session must start with it (and Helion's)
             ctx.setup_session.close()
