@@ -6,7 +6,8 @@
 # - .gpu-in/*.deb: bubblewrap and libcap2 (the sandbox; the GPU image has no bwrap);
 # - .whl/: the `llm` generator's client (openai and its dependencies) as cp312 manylinux wheels, at the
 #   versions this checkout's .venv runs (the GPU image's python is 3.12 and has no registry);
-# - .gpu-in/helion/: helion and what it imports (cp312 wheels), installed into the machine's python;
+# - .gpu-helion/: helion and what it imports (cp312 wheels, 50 MB), installed into the machine's python where
+#   carried: carry it instead of .whl for Helion runs (the tree, .whl and it pass the 64 MiB a call carries);
 # - .gpu-in/setup.sh, sourced first on the machine: unpacks them and puts the llm wheels on PYTHONPATH.
 # Both folders are ignored by git (.gitignore, .git/info/exclude).
 set -euo pipefail
@@ -15,6 +16,7 @@ cd "$(dirname "$0")/.."
 exclude="$(git rev-parse --git-path info/exclude)"
 mkdir -p .gpu-in .whl "$(dirname "$exclude")"
 grep -qx '/.gpu-in/' "$exclude" 2>/dev/null || echo '/.gpu-in/' >> "$exclude"
+grep -qx '/.gpu-helion/' "$exclude" 2>/dev/null || echo '/.gpu-helion/' >> "$exclude"
 (cd .gpu-in && apt-get download -q bubblewrap libcap2 2>/dev/null)
 pins=$(.venv/bin/python -m pip freeze 2>/dev/null | grep -iE '^(openai|pydantic|pydantic[-_]core|annotated[-_]types|typing[-_]inspection|typing[-_]extensions|distro|jiter|sniffio|httpx2?|httpcore2?|truststore|idna|h11|anyio|certifi)==')
 # shellcheck disable=SC2086
@@ -24,10 +26,10 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
 # Helion (issue 38) and what it imports, for Helion kernel files: installed into the GPU machine's own python (not
 # PYTHONPATH), so the jobs' sandboxed children, whose PYTHONPATH is the checkout, import it too. numpy and torch are
 # the GPU image's.
-mkdir -p .gpu-in/helion
+mkdir -p .gpu-helion
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .gpu-in/helion --no-deps helion filecheck rich markdown-it-py mdurl pygments psutil scikit-learn scipy joblib \
+  -d .gpu-helion --no-deps helion filecheck rich markdown-it-py mdurl pygments psutil scikit-learn scipy joblib \
   threadpoolctl 2>&1 | grep -v '^WARNING' || true
 cat > .gpu-in/setup.sh <<'SETUP'
 # Sourced first in every device call (benchmarks/device_carry.sh made it).
@@ -36,7 +38,7 @@ for f in .gpu-in/*.deb; do dpkg -x "$f" /tmp/debs; done
 cp /tmp/debs/usr/bin/bwrap /usr/local/bin/ 2>/dev/null
 cp -a /tmp/debs/lib/x86_64-linux-gnu/libcap* /usr/lib/x86_64-linux-gnu/ 2>/dev/null
 pip install -q --no-deps --target /tmp/site .whl/*.whl 2>&1 | grep -v -e WARNING -e 'already exists' | tail -2
-python3 -m pip install -q --no-index --no-deps .gpu-in/helion/*.whl 2>&1 | grep -v -e WARNING | tail -2
+[ -d .gpu-helion ] && python3 -m pip install -q --no-index --no-deps .gpu-helion/*.whl 2>&1 | grep -v -e WARNING | tail -2
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 SETUP
-echo "carry: .gpu-in ($(ls .gpu-in | wc -l) files, $(du -sh .gpu-in | cut -f1)), .whl ($(ls .whl | wc -l) wheels, $(du -sh .whl | cut -f1))"
+echo "carry: .gpu-in ($(ls .gpu-in | wc -l) files), .gpu-helion ($(du -sh .gpu-helion | cut -f1)), .whl ($(ls .whl | wc -l) wheels, $(du -sh .whl | cut -f1))"

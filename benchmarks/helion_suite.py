@@ -2,6 +2,8 @@
 and Helion's own autotune, timed side by side.
 
     python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--only add,softmax]
+    # on a lent GPU (benchmarks/device_carry.sh first): run(carry=[".gpu-in", ".gpu-helion"],
+    #   command="source .gpu-in/setup.sh; python3 benchmarks/helion_suite.py --out $OUT/helion --job-s 120 --autotune-s 300")
 
 For each file of benchmarks/kernels/helion/ (GPU only):
 1. a KernelOPT job (`helion_config` alone, `--job-s` budget; `tf32` for the files whose `hl.dot`/`addmm`

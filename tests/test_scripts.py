@@ -53,7 +53,7 @@ def test_first_run_prints_one_line_per_step_and_logs_pip(tmp_path):
     assert "installing kernelopt" in proc.stderr and "done" in lines[-1]
     log = (root / ".venv" / "bootstrap.log").read_text()
     assert log.count("is ignored") >= 84  # kept, for whoever wants to read it
-    assert "-e .[dev,service]" in (root / ".venv" / "pip-calls").read_text()
+    assert "-e .[dev,service,helion]" in (root / ".venv" / "pip-calls").read_text()
     again = _bootstrap(root)  # installed: silent and instant
     assert (again.returncode, again.stdout, again.stderr) == (0, "", "")
 
