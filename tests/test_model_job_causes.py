@@ -133,6 +133,10 @@ def test_the_search_keeps_back_enough_time_for_one_verification():
     # one evaluation took 21-37 s on the H200; 30% of a 120 s budget (36 s) was too little for level3/01
     assert verify_reserve_s(120) == 45 and verify_reserve_s(900) == 120 and verify_reserve_s(300) == 90
     assert verify_reserve_s(60) == 30  # never more than half the budget
+    # a model whose load stage took 4 s (the suite's models on the H200: 3.6-6.3 s) keeps back one evaluation
+    assert verify_reserve_s(120, 4.0) == 50 and verify_reserve_s(900, 4.0) == 120
+    # a network that took 25 s to load: one evaluation is expected to take 155 s, past the usual 120 s cap
+    assert verify_reserve_s(900, 25.0) == 155 and verify_reserve_s(150, 25.0) == 75
 
 
 def _timed(config: str, kernel_ms: float, baseline_ms: float) -> Attempt:

@@ -174,6 +174,9 @@ def child_environment(scratch: Path, extra: Mapping[str, str] | None = None,
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(PROJECT_ROOT),
+        # helion imports scikit-learn, whose joblib probes for process semaphores the sandbox does not give and
+        # warns in every child; serial is what a stage child wants anyway
+        "JOBLIB_MULTIPROCESSING": "0",
         "LANG": env.get("LANG", "C.UTF-8"),
     })
     env.setdefault("KERNELOPT_KERNEL_CACHE", str(cache / "kernels"))

@@ -276,6 +276,10 @@ def _job_generators(ctx: JobContext) -> list:
 def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, LibraryGroup] | None = None,
             generators: list | None = None) -> tuple[dict[str, list[Attempt]], list[dict]]:
     opts = ctx.options
+    load_s = ctx.stage_seconds.get("load", 0.0)
+    reserve = verify_reserve_s(opts.time_budget_s, load_s)
+    ctx.report["verify_reserve"] = {"seconds": round(reserve, 1), "load_s": load_s,
+                                    "expected_evaluation_s": round(verify_cost_s(load_s), 1)}
     generators = _job_generators(ctx) if generators is None else generators
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
@@ -312,7 +316,7 @@ def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, Libra
         try:
             result = search_kernel(target, usable, evaluator, config, on_attempt=on_attempt,
                                    on_chain_stop=on_chain_stop,
-                                   should_stop=lambda: ctx.remaining_s() < verify_reserve_s(opts.time_budget_s) or bool(
+                                   should_stop=lambda: ctx.remaining_s() < reserve or bool(
                                        ctx.should_cancel and ctx.should_cancel()))
         finally:
             evaluator.close()
@@ -495,9 +499,18 @@ def _write_artifacts(ctx: JobContext, cg: CapturedGraph, graph: KernelGraph, rep
         write_kernel_diff(ctx.workdir, name, base, src, "inductor")
 
 
-def verify_reserve_s(time_budget_s: float) -> float:
-    """Time kept back from the search for re-stitching and Gates 3-4: 30% of the budget, between 45 s and
-    120 s, and never more than half of it. One evaluation (Gate 3, then Gate 4's timing) took 21-37 s on the
-    H200 (benchmarks/results/2026-12-02-h200-suite-strict-part2, the verify stage); level3/01 under a 120 s
-    budget had 36 s kept back and its Gate 4 timing ran out of time."""
-    return min(120.0, max(45.0, 0.3 * time_budget_s), 0.5 * time_budget_s)
+def verify_cost_s(load_s: float) -> float:
+    """One evaluation's expected cost (Gate 3's three children and Gate 4's two timing sessions each build the
+    model, as the load stage did once): 30 s + 5 x the job's own load stage. Over the H200 suite runs with a
+    verify stage (112 rows of benchmarks/results/2026-12-0*/bench.json) the load stage took 3.6-6.3 s and the
+    verify stage 25-62 s; a network that takes longer to build and run takes longer to verify."""
+    return 30.0 + 5.0 * max(0.0, load_s)
+
+
+def verify_reserve_s(time_budget_s: float, load_s: float = 0.0) -> float:
+    """Time kept back from the search for re-stitching and Gates 3-4: 30% of the budget, at least 45 s and one
+    evaluation's expected cost (`verify_cost_s`), at most 120 s unless that cost is more, and never more than
+    half of the budget. Level3/01 under a 120 s budget had 36 s kept back and its Gate 4 timing ran out of
+    time (benchmarks/results/2026-12-02-h200-suite-strict-part2)."""
+    cost = verify_cost_s(load_s)
+    return min(max(120.0, cost), max(45.0, 0.3 * time_budget_s, cost), 0.5 * time_budget_s)
