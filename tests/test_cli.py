@@ -102,7 +102,7 @@ def test_check_passes_a_correct_kernel_file_and_fails_a_wrong_one():
 
 
 def test_bench_reports_outcomes_and_causes(tmp_path):
-    proc = kernelopt("bench", "benchmarks/kernels", "--only", "add_relu", "--out", str(tmp_path), "--time-limit", "300")
+    proc = kernelopt("bench", "benchmarks/kernels", "--only", "add_relu", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads((tmp_path / "bench.json").read_text())
     assert summary["outcomes"] == {"fallback": 1}
@@ -122,6 +122,8 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     cause = summary["rows"][0]["result"]["cause"]
     assert len(cause) > 120 and f" — {cause} (" in proc.stdout and f" | {cause} |" in bench_md, (cause, bench_md)
     assert "stage s (L/C/R/P/S/V)" in (tmp_path / "bench.md").read_text()
+    # no --time-limit: a kernel folder's default, stated (issue 37: the bench's default limit says what it is)
+    assert summary["rows"][0]["time_limit_s"] == 300 and "Time limit per problem: all 300 s." in bench_md
     # each row says which engine source ran it (a resumed run may mix engines: pipeline.provenance)
     from kernelopt.pipeline.provenance import engine_fingerprint
 
@@ -172,6 +174,16 @@ def test_a_bench_with_a_deadline_starts_only_what_it_expects_to_finish(tmp_path)
     resumed = json.loads((out / "bench.json").read_text())
     assert [r["problem"] for r in resumed["rows"]] == ["level1/01_quick.py", "level1/02_slow.py"]
     assert resumed["not_started"] == [] and "Not started" not in (out / "bench.md").read_text()
+
+
+def test_each_level_has_its_default_time_limit_and_the_option_sets_one_for_all():
+    from kernelopt.pipeline.bench import limits_text, time_limit_s
+
+    assert [time_limit_s(lv, None) for lv in ("level1", "level2", "level3", "all")] == [300, 300, 900, 300]
+    assert time_limit_s("level3", 150.0) == 150.0
+    rows = [{"level": "level3", "time_limit_s": 900.0}, {"level": "level1", "time_limit_s": 300.0},
+            {"level": "level1", "time_limit_s": 300.0}, {"level": "level2"}]  # an earlier run's row: no limit
+    assert limits_text(rows) == "level1 300 s, level3 900 s" and limits_text([{"level": "x"}]) == "not recorded"
 
 
 def test_expected_seconds_uses_an_earlier_run_within_the_time_limit():

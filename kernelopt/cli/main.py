@@ -240,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("directory")
     b.add_argument("--out", default="runs/bench", help="where the report and each problem's artifacts go (default "
                    "runs/bench): a new or empty directory, or one of an earlier bench; never one holding other files")
-    b.add_argument("--time-limit", type=float, default=900.0, help="per problem, seconds")
+    b.add_argument("--time-limit", type=float, default=None,
+                   help="per problem, seconds (default by level folder: level1 and level2 300, level3 900, "
+                        "any other 300)")
     b.add_argument("--precision", default=PrecisionPolicy.STRICT.value, choices=POLICIES)
     b.add_argument("--dtype", default=Dtype.FP32.value, choices=DTYPES, help=DTYPE_HELP)
     b.add_argument("--gpus", type=int, default=None, help="GPUs to use (default: all visible)")
