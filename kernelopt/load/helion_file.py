@@ -138,7 +138,7 @@ def config_text(config: dict) -> str:
     return "helion.Config(" + ", ".join(f"{k}={v!r}" for k, v in sorted(config.items())) + ")"
 
 
-def _decorator(kernel: HelionKernel, tree_dec: ast.expr, config: dict) -> str:
+def _decorator(tree_dec: ast.expr, config: dict) -> str:
     """The decorator expression with `config=` pinned and the file's own configs/autotune settings dropped."""
     call = tree_dec if isinstance(tree_dec, ast.Call) else ast.Call(func=tree_dec, args=[], keywords=[])
     kept = [k for k in call.keywords if k.arg not in CONFIG_KEYWORDS]
@@ -159,7 +159,7 @@ def pin_configs(source: str, configs: dict[str, dict]) -> str:
                 if _is_helion_kernel(dec, modules, direct):
                     k = HelionKernel(node.name, dec.lineno, dec.end_lineno or dec.lineno, dec.col_offset,
                                      dec.end_col_offset or 0, None)
-                    edits.append((k, _decorator(k, dec, configs[node.name])))
+                    edits.append((k, _decorator(dec, configs[node.name])))
     missing = set(configs) - {k.name for k, _ in edits}
     if missing:
         raise HelionConfigError(f"no @helion.kernel function named {', '.join(sorted(missing))}")

@@ -37,9 +37,11 @@ def admit_space(space: object) -> list[KernelSpace]:
         lists = [k.neighbours, k.random]
         if not all(isinstance(x, list) and len(x) <= 512 for x in lists):
             raise HelionConfigError(f"{k.name}: the space's config lists are not lists of at most 512")
+        if type(k.n_coordinates) is not int:
+            raise HelionConfigError(f"{k.name}: the number of coordinates is not an integer")
         admitted.append(KernelSpace(k.name, plain_config(k.default), plain_config(k.current),
                                     [plain_config(c) for c in k.neighbours], [plain_config(c) for c in k.random],
-                                    int(k.n_coordinates)))
+                                    k.n_coordinates))
     return admitted
 
 
@@ -53,7 +55,6 @@ class HelionConfigGenerator:
     def __init__(self) -> None:
         self.space: Optional[SpaceFn] = None  # set by the kernel job before the search
         self.baseline: dict[str, dict] = {}  # kernel -> the config the file itself runs under
-        self.notes: list[str] = []
 
     def applicable(self, target: KernelTarget) -> Optional[str]:
         if not is_helion_source(target.source):
@@ -84,22 +85,13 @@ class HelionConfigGenerator:
         seen = {_key(a.candidate.params.get("configs", {})) for a in history}
         seen.add(_key(self.baseline))
         proposals: list[Candidate] = []
-        for kernel, config, why in options:
-            try:
-                config = plain_config(config)
-            except HelionConfigError as exc:  # the child answered something that is not a config
-                self.notes.append(f"{kernel}: a configuration was refused: {exc}")
-                continue
+        for kernel, config, why in options:  # admitted above; a kernel the file lacks raises (the search says so)
             configs = {**start, kernel: config}
             key = _key(configs)
             if key in seen:
                 continue
             seen.add(key)
-            try:
-                source = pin_configs(target.source, configs)
-            except (HelionConfigError, SyntaxError) as exc:
-                self.notes.append(f"{kernel}: {exc}")
-                continue
+            source = pin_configs(target.source, configs)
             proposals.append(Candidate(target.name, source, self.name, f"{kernel}: {why}: {config_text(config)}",
                                        params={"configs": configs},
                                        parent=beam[0].candidate.id if beam else None))
