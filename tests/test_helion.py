@@ -225,3 +225,24 @@ print("RESULT", r.outcome, "|", r.error or r.cause)
     line = next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT"))
     assert line == ("RESULT failed | add_small.py is a Helion kernel file, and helion is not installed where this "
                     "job runs (pip install 'kernelopt[helion]')"), proc.stdout + proc.stderr
+
+
+def test_the_files_own_configs_list_seeds_the_first_round():
+    source = ADD.read_text().replace(
+        "@helion.kernel(static_shapes=True)",
+        "@helion.kernel(static_shapes=True, configs=[helion.Config(block_sizes=[256], num_warps=8),\n"
+        "                                            helion.Config(block_sizes=[128], num_warps=2)])")
+    (k,) = helion_kernels(source)
+    assert k.listed == ({"block_sizes": [256], "num_warps": 8}, {"block_sizes": [128], "num_warps": 2})
+    default = {"block_sizes": [32], "num_warps": 4}
+    gen = HelionConfigGenerator()
+    gen.space = lambda seeds: HelionSpace([KernelSpace("add", default, default, [{"block_sizes": [64], "num_warps": 4}],
+                                                       [], 2)])
+    from kernelopt.search.generator import KernelTarget
+
+    cands = gen.propose(KernelTarget("add_small", source, "kernel-file", [], {}, []), [], [], 8)
+    assert [c.params["configs"]["add"]["block_sizes"] for c in cands] == [[256], [128], [64]]
+    assert cands[0].description.startswith("add: one of the file's own configs")
+    # the candidate pins one config, the file's list dropped: it never autotunes at load
+    (pinned,) = helion_kernels(cands[0].source)
+    assert pinned.pinned == {"block_sizes": [256], "num_warps": 8} and pinned.listed == ()

@@ -35,6 +35,7 @@ class HelionKernel:
     decorator_col: int  # of the expression (after the `@`)
     decorator_end_col: int
     pinned: dict | None  # `config=helion.Config(...)` with literal keywords, as a dict
+    listed: tuple = ()  # `configs=[helion.Config(...), ...]`: each literal one, as a dict (the search's seeds)
 
 
 def _is_helion_kernel(node: ast.expr, aliases: set[str], direct: set[str]) -> bool:
@@ -55,14 +56,26 @@ def _aliases(tree: ast.Module) -> tuple[set[str], set[str]]:
     return modules, kernels
 
 
-def _literal_config(call: ast.Call) -> dict | None:
-    kw = next((k for k in call.keywords if k.arg == "config"), None)
-    if kw is None or not isinstance(kw.value, ast.Call) or kw.value.args:
+def _config_literal(node: ast.expr) -> dict | None:
+    """`helion.Config(k=literal, ...)` as a dict of plain data (None for anything else)."""
+    if not isinstance(node, ast.Call) or node.args:
         return None
     try:
-        return {k.arg: ast.literal_eval(k.value) for k in kw.value.keywords if k.arg}
-    except ValueError:
+        return plain_config({k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg})
+    except (ValueError, TypeError, SyntaxError, HelionConfigError):
         return None
+
+
+def _literal_config(call: ast.Call) -> dict | None:
+    kw = next((k for k in call.keywords if k.arg == "config"), None)
+    return None if kw is None else _config_literal(kw.value)
+
+
+def _literal_configs(call: ast.Call) -> tuple:
+    kw = next((k for k in call.keywords if k.arg == "configs"), None)
+    if kw is None or not isinstance(kw.value, (ast.List, ast.Tuple)):
+        return ()
+    return tuple(c for c in map(_config_literal, kw.value.elts) if c is not None)
 
 
 def helion_kernels(source: str) -> list[HelionKernel]:
@@ -77,9 +90,10 @@ def helion_kernels(source: str) -> list[HelionKernel]:
             continue
         for dec in node.decorator_list:
             if _is_helion_kernel(dec, modules, direct):
-                pinned = _literal_config(dec) if isinstance(dec, ast.Call) else None
+                call = dec if isinstance(dec, ast.Call) else None
                 found.append(HelionKernel(node.name, dec.lineno, dec.end_lineno or dec.lineno, dec.col_offset,
-                                          dec.end_col_offset or 0, pinned))
+                                          dec.end_col_offset or 0, _literal_config(call) if call else None,
+                                          _literal_configs(call) if call else ()))
     return found
 
 

@@ -16,7 +16,14 @@ from __future__ import annotations
 import json
 from typing import Callable, Optional
 
-from kernelopt.load.helion_file import HelionConfigError, config_text, is_helion_source, pin_configs, plain_config
+from kernelopt.load.helion_file import (
+    HelionConfigError,
+    config_text,
+    helion_kernels,
+    is_helion_source,
+    pin_configs,
+    plain_config,
+)
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.helion_space import HelionSpace, KernelSpace
 
@@ -75,7 +82,9 @@ class HelionConfigGenerator:
             self.baseline = {k.name: k.current for k in kernels}
         start = {k.name: best.get(k.name, k.current) for k in kernels}
         options: list[tuple[str, dict, str]] = []  # (kernel, config, why)
-        if not beam:
+        if not beam:  # the file's own candidates first (`configs=[...]`: what its author would autotune over)
+            listed = {k.name: k.listed for k in helion_kernels(target.source)}
+            options += [(k.name, c, "one of the file's own configs") for k in kernels for c in listed.get(k.name, ())]
             options += [(k.name, k.default, "Helion's default config") for k in kernels if k.default != k.current]
         for k in kernels:
             options += [(k.name, c, "a neighbour of " + ("the best" if beam else "the file's config"))
