@@ -30,6 +30,7 @@ from sqlalchemy import CursorResult, and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from kernelopt.core.text import clip, one_line
 from kernelopt.service.job_queries import get_job, load_job
 from kernelopt.service.notify import mark_changed
 from kernelopt.storage.blobs import BlobStore
@@ -306,6 +307,9 @@ def _end_running(session: Session, job_id: str, worker_id: str, status: str, mes
     return ok
 
 
+FAILED_CAUSE_CHARS = 500
+
+
 def fail_job(session: Session, job_id: str, worker_id: str, error: str,
              artifacts: Artifacts = (), blobs: BlobStore | None = None, notes: Notes = (), *,
              on_gpu: bool = True) -> bool:
@@ -314,8 +318,11 @@ def fail_job(session: Session, job_id: str, worker_id: str, error: str,
     `artifacts` (the engine's report and events, where it got that far) are kept
     with the job, so the user can read why."""
     stored = _store(artifacts, blobs)
+    # the cause every ended job states, code first as a fallback's is ("failed: " and the error's first line);
+    # the message whole stays in `error`
+    cause = clip("failed: " + one_line(error.split("\n", 1)[0]), FAILED_CAUSE_CHARS)
     return _end_running(session, job_id, worker_id, FAILED, f"failed: {error}", stored, blobs, notes,
-                        on_gpu, outcome="failed", error=error)
+                        on_gpu, outcome="failed", error=error, cause=cause)
 
 
 def mark_cancelled(session: Session, job_id: str, worker_id: str, *, on_gpu: bool = True) -> bool:

@@ -290,6 +290,7 @@ def test_failed_job_reports_its_error(api, worker):
     got = api.client.get(f"/v1/jobs/{job['id']}", headers=api.headers()).json()
     assert got["status"] == "failed" and got["outcome"] == "failed"
     assert "No module named" in got["error"]
+    assert got["cause"] == "failed: ImportError: No module named 'nope'"  # every ended job states a cause
 
 
 def test_list_filters_and_cursor_pagination(api, worker):
