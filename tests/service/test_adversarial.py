@@ -744,13 +744,15 @@ def observed(deployment) -> Observed:
 # --------------------------------------------------------------------------- the cases
 
 def assert_clear_end(a: Attack) -> None:
-    """The job ended in a state the user understands: a final status, an outcome, a cause (a failed job's is its
-    `error`: the service keeps a failed result's message there); no traceback, no 'internal error', one attempt
-    (no re-queue by the reaper)."""
+    """The job ended in a state the user understands: a final status, an outcome, a cause (a failed job's is
+    "failed: " and its error's first line; the whole message is in `error`); no traceback, no 'internal error',
+    one attempt (no re-queue by the reaper)."""
     job = a.job
     detail = f"{a.name}: {json.dumps(job, indent=1)}\npayload log: {a.payload_log()}"
     assert job["status"] in ("succeeded", "failed"), detail
-    assert job["outcome"] and (job["error"] if job["status"] == "failed" else job["cause"]), detail
+    assert job["outcome"] and job["cause"], detail
+    if job["status"] == "failed":
+        assert job["error"] and job["cause"].startswith("failed: "), detail
     for text_ in (job["cause"] or "", job["error"] or ""):
         assert "Traceback" not in text_ and "internal" not in text_.lower(), detail
     assert job["attempts"] == 1, detail
