@@ -97,7 +97,7 @@ def tmp_path(tmp_path):
 
 @pytest.fixture(scope="session")
 def cpu_capture(tmp_path_factory):
-    """`cpu_capture(name, dtype="fp32", device="cpu")`: tests/testdata/problems/<name>.py compiled by Inductor on
+    """`cpu_capture(name, dtype="fp32", device="cpu", env=None)`: tests/testdata/problems/<name>.py compiled by Inductor on
     this machine (the capture's work directory, made once per session); `device="cuda"` on a GPU machine.
 
     Tests that *run* a CPU output module use this, not tests/testdata/captured_cpu: Inductor's C++ kernels
@@ -109,16 +109,17 @@ def cpu_capture(tmp_path_factory):
 
     made: dict = {}
 
-    def capture(name: str, dtype: str = "fp32", device: str = "cpu"):
-        if (name, dtype, device) not in made:
+    def capture(name: str, dtype: str = "fp32", device: str = "cpu", env: dict | None = None):
+        key = (name, dtype, device, tuple(sorted((env or {}).items())))
+        if key not in made:
             workdir = tmp_path_factory.mktemp(f"{name}_{dtype}_{device}")
             os.chmod(workdir, 0o711)
             problem = Path(__file__).parent / "testdata" / "problems" / f"{name}.py"
-            env = {"TRITON_INTERPRET": "1"} if device == "cpu" else {}
+            child_env = {**({"TRITON_INTERPRET": "1"} if device == "cpu" else {}), **(env or {})}
             cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), dtype=dtype, device=device),
-                              timeout_s=600, scratch=workdir, env=env, read_only=[problem])
+                              timeout_s=600, scratch=workdir, env=child_env, read_only=[problem])
             assert cg.restitch_bit_exact is True
-            made[(name, dtype, device)] = workdir
-        return made[(name, dtype, device)]
+            made[key] = workdir
+        return made[key]
 
     return capture

@@ -89,6 +89,48 @@ def test_group_restitch_with_inductors_own_statements_is_bit_exact(name, cpu_cap
     assert all(torch.equal(a, b) for a, b in zip(base, out, strict=True))
 
 
+# aten's convolution on Inductor's CPU backend: its ReLU is then written in place into the convolution's result
+NO_PREPACK = {"TORCHINDUCTOR_CPP_WEIGHT_PREPACK": "0"}
+
+
+def test_a_convolution_whose_epilogue_writes_its_result_in_place_is_a_group(cpu_capture):
+    """`buf1 = extern_kernels.convolution(...)`, `buf2 = buf1`, the epilogue writes buf2, call() returns it: the
+    caller now allocates buf1 with the layout Inductor asserts and the group copies the call's result into it
+    (was: "buf1 is returned by a library call inside the group and used after it", no search). The call
+    statement itself is unchanged, so the convolution generators read and rewrite it as before."""
+    from kernelopt.search.generators.conv_group import read_call
+
+    workdir = cpu_capture("conv_relu_inplace", env=NO_PREPACK)
+    source = (workdir / "baseline_module.py").read_text()
+    (g,) = library_groups(source)
+    assert g.op == "convolution" and not g.reason, g.reason
+    out = g.outputs[0]
+    assert g.body[g.anchor_in_body].startswith(f"{out} = extern_kernels.convolution(")
+    a = g.anchor_in_body
+    assert [g.body[a - 1], g.body[a + 1], g.body[a + 2]] == [
+        f"_kernelopt_out_{out} = {out}", f"_kernelopt_out_{out}.copy_({out})", f"{out} = _kernelopt_out_{out}"]
+    assert g.arg_names[-1] == "out_ptr0"
+    assert g.param_shapes[out] == [[2, 8, 8, 8], [512, 1, 64, 8]] and g.param_dtypes[out] == "float32"
+    conv, why = read_call(g)
+    assert conv is not None and conv.target == out and conv.out_stride == (512, 1, 64, 8), why
+    new = rewrite_module(source, [g.name])
+    assert f"{out} = empty_strided_cpu((2, 8, 8, 8), (512, 1, 64, 8), torch.float32)" in new
+    # re-stitched with the group's own statements, the model computes what Inductor's module computes, bit for bit
+    ctx = ModelContext(str(DATA / "problems" / "conv_relu_inplace.py"), str(workdir), device="cpu")
+    inputs = ctx.inputs(3)
+    base = ctx.run(ctx.module(), inputs)
+    again = ctx.run(ctx.module({g.name: reference_source(g)}), inputs)
+    assert all(torch.equal(a, b) for a, b in zip(base, again, strict=True))
+    # and a candidate for it is gated as any group's: the group's own statements pass Gates 1-2 on real inputs
+    from kernelopt.compiled.group import group_module_source
+    from kernelopt.search.generator import Candidate
+
+    target = _group_target(g, 1.0, "strict")
+    ectx = EvalContext(str(DATA / "problems" / "conv_relu_inplace.py"), str(workdir), target, [1, 2, 3], device="cpu")
+    (attempt,) = evaluate_batch(EvalBatch(ectx, [Candidate(g.name, group_module_source(g), "test", "its own")]))
+    assert attempt.passed, attempt.feedback
+
+
 def _small_group_target(precision="strict", workdir=CPU / "linear_relu_small"):
     (g,) = _groups(workdir)
     return g, _group_target(g, 1.0, precision)

@@ -160,6 +160,7 @@ def decompose(source: str) -> KernelGraph:
         buf = builder.buffers.get(name)
         if buf is not None and buf.is_graph_input and buf.dtype is None:
             buf.dtype = dtype
+    _library_output_dtypes(builder.steps, builder.buffers)
     graph = KernelGraph(kernels=kernels, steps=builder.steps, buffers=builder.buffers,
                         graph_inputs=builder.inputs, graph_outputs=builder.outputs, fusible_groups=[])
     _link(graph)
@@ -368,10 +369,6 @@ class _CallWalker:
         reads = _dedup([b for a in inputs for b in self.refs(a)])
         for n in names:
             self.define(n, is_module_constant=False)
-        dtypes = {self.buffers[b].dtype for b in reads if b in self.buffers}
-        if op_name(func) in SAME_DTYPE_OPS and len(dtypes) == 1 and None not in dtypes:
-            for n in names:  # what the agents are told of the call's output (Inductor states no dtype for it)
-                self.buffers[self.base(n)].dtype = next(iter(dtypes))
         writes += names
         self._new_step("library", func, stmt, call, reads=reads, writes=_dedup(writes), defines=names)
 
@@ -399,6 +396,20 @@ class _CallWalker:
                 if b not in self.outputs:
                     self.outputs.append(b)
                 self.buffers[b].is_graph_output = True
+
+
+def _library_output_dtypes(steps: list[Step], buffers: dict[str, Buffer]) -> None:
+    """The dtype of what a library call returns (Inductor states none for it), where the operator keeps its
+    inputs' dtype and they agree: what the agents are told of it, and what a group allocates for it."""
+    for st in steps:
+        if st.kind != "library" or op_name(st.target) not in SAME_DTYPE_OPS:
+            continue
+        dtypes = {buffers[b].dtype for b in st.reads if b in buffers}
+        if len(dtypes) == 1 and None not in dtypes:
+            for n in st.defines:
+                buf = buffers.get(n)
+                if buf is not None and buf.dtype is None:
+                    buf.dtype = next(iter(dtypes))
 
 
 def find_cpp_kernels(tree: ast.Module) -> dict[str, list[str]]:

@@ -113,6 +113,29 @@ def _module_globals(tree: ast.Module) -> set[str]:
     return names
 
 
+def _caller_alloc(name: str, span_stmts: list, step_ids: set[int], buf, tree: ast.Module) -> ast.stmt:
+    """`name = empty_strided_<device>(shape, stride, torch.<dtype>)`: the caller's allocation of a library call's
+    result the group must leave behind, with the layout Inductor's `assert_size_stride` states for it."""
+    defining = [s for s in span_stmts if id(s) in step_ids and _single_target(s) == name]
+    why = f"{name} is returned by a library call inside the group and used after it"
+    if not defining or buf is None or buf.shape is None or buf.stride is None or not buf.dtype:
+        raise Unsupported(f"{why}, and its layout or dtype is not stated")
+    alloc = next((f for f in sorted(ALLOC_FUNCS) if f.startswith("empty_strided_") and f in _module_globals(tree)
+                  and not f.endswith(("_pinned", "_p2p"))), None)
+    if alloc is None:
+        raise Unsupported(f"{why}, and the module has no device allocator to allocate it with")
+    text = f"{name} = {alloc}({tuple(buf.shape)!r}, {tuple(buf.stride)!r}, torch.{buf.dtype})"
+    return ast.copy_location(ast.parse(text).body[0], defining[0])
+
+
+#: the group's name for the caller's buffer of a converted library result while the call rebinds the name
+OUT_PREFIX = "_kernelopt_out_"
+
+
+def _stmt(text: str, where: ast.stmt) -> ast.stmt:
+    return ast.copy_location(ast.parse(text).body[0], where)
+
+
 def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[Span, list[str], dict[str, str]]:
     """A group's statements in call() (`steps`: its step indexes, in launch order), and its
     parameters (name -> base buffer)."""
@@ -179,6 +202,10 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
                         bound_in_span[node.id] = "define"
     # names that must exist after the span: live names bound in it, and what their aliases need
     keep: set[str] = set()
+    # a library call's result that must outlive the span (Inductor's in-place epilogue after a convolution:
+    # `buf1 = extern_kernels.convolution(...)`, `buf2 = buf1`, the kernel writes buf2, call() returns it): the
+    # caller allocates it with the layout Inductor asserts, and the group writes the call's result into it
+    converted: dict[str, ast.stmt] = {}  # name -> the caller's allocation of it
     todo = [n for n in bound_in_span if n in live_after]
     while todo:
         n = todo.pop()
@@ -191,10 +218,11 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
             if src is not None and src in bound_in_span:
                 todo.append(src)
         elif kind == "define":
-            raise Unsupported(f"{n} is returned by a library call inside the group and used after it")
+            converted[n] = _caller_alloc(n, span_stmts, step_ids, graph.buffers.get(base_of.get(n, n)), tree)
     dead = {n for n, k in bound_in_span.items() if n not in keep and k != "stream"}
 
     hoisted = [s for s, k in zip(span_stmts, kinds, strict=True) if k == "alloc" and _single_target(s) in keep]
+    hoisted += list(converted.values())
     hoisted_names = [name for name in map(_single_target, hoisted) if name is not None]  # each alloc is named
     body_kinds = ("step", "alloc", "alias", "del", "stream")
     # names the span binds that the caller will not have: bookkeeping about them (Inductor's
@@ -202,11 +230,20 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
     inner = {n for n, k in bound_in_span.items() if k != "stream"} - set(hoisted_names)
 
     def in_body(s: ast.stmt, k: str) -> bool:
-        if k == "bookkeeping":
-            return bool(set(_loads(s)) & inner)
+        if k == "bookkeeping":  # a converted result's assert too: the caller's allocation precedes no prologue
+            return bool(set(_loads(s)) & (inner | set(converted)))
         return k in body_kinds and not (k == "alloc" and s in hoisted)
 
-    body = [s for s, k in zip(span_stmts, kinds, strict=True) if in_body(s, k)]
+    body = []
+    for s, k in zip(span_stmts, kinds, strict=True):
+        if not in_body(s, k):
+            continue
+        name = _single_target(s) if id(s) in step_ids else None
+        if name in converted:  # the call stays as it is (generators rewrite it); its result goes to the caller's
+            body += [_stmt(f"{OUT_PREFIX}{name} = {name}", s), s, _stmt(f"{OUT_PREFIX}{name}.copy_({name})", s),
+                     _stmt(f"{name} = {OUT_PREFIX}{name}", s)]
+        else:
+            body.append(s)
     anchor_in_body = body.index(flat[step_pos[0]][0])
     globals_ = _module_globals(tree)
     params: list[str] = []
