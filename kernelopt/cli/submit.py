@@ -101,7 +101,7 @@ def final_line(job: dict) -> str:
     elif job.get("timing") == "not-measured" and job.get("outcome") != "failed":
         note = job.get("timing_note")
         text += f", speed not measured ({note})" if note else ", speed not measured"
-    if job.get("cause"):
+    if job.get("cause") and job.get("outcome") != "failed":  # a failed job's error follows on its own line
         text += f" — {job['cause']}"
     return text
 

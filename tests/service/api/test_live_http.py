@@ -271,7 +271,8 @@ def test_submit_lines_say_when_speed_was_not_measured():
     assert final_line({"id": "j2", "status": "succeeded", "outcome": "optimized", "speedup": 1.25,
                        "timing": "measured", "cause": "speedup 1.25x"}) == \
         "job j2 succeeded: outcome optimized, speedup 1.250x — speedup 1.25x"
-    assert final_line({"id": "j3", "status": "failed", "outcome": "failed", "cause": None}) == \
+    # a failed job's cause ("failed: " and its error's first line) is left to the error line that follows
+    assert final_line({"id": "j3", "status": "failed", "outcome": "failed", "cause": "failed: SyntaxError: x"}) == \
         "job j3 failed: outcome failed"
     assert final_line({"id": "j4", "status": "cancelled"}) == "job j4 cancelled"
     # a graph-break fallback: the compiler's code is kept and nothing was timed, so the 1.0 says what it is
