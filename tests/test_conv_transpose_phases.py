@@ -209,3 +209,25 @@ def test_tf32_in_a_gemm_or_an_epilogue_or_below_tf32_is_still_rejected():
     # bf16 data: no TF32 admission needed or given (the data has fewer bits than TF32 products)
     reason, _ = strict_verdict({"grp": cast}, _BASELINE, "bf16", library_ops={"grp": "convolution"}, modes=modes)
     assert reason is None
+
+
+def test_a_group_whose_epilogue_writes_in_place_gets_the_phases_written_into_the_callers_buffer(cpu_capture):
+    """The caller allocates the transposed convolution's result (compiled/group_span.py); the phases are written
+    straight into it, so the group's copy of the result into the caller's buffer copies a tensor onto itself
+    (free); the candidate passes Gates 1-2 on real inputs, the epilogue's in-place ReLU included."""
+    from kernelopt.compiled.group import group_module_source
+    from kernelopt.search.evaluate import EvalBatch, EvalContext, evaluate_batch
+
+    workdir = cpu_capture("convtranspose_relu_inplace", env={"TORCHINDUCTOR_CPP_WEIGHT_PREPACK": "0"})
+    (g,) = library_groups((workdir / "baseline_module.py").read_text())
+    assert not g.reason, g.reason
+    target = _group_target(g, 1.0, "strict")
+    cands = [c for c in ConvTransposePhasesGenerator().propose(target, [], [], 8) if c.params["method"] == "phases"]
+    (cand,) = cands
+    out = g.outputs[0]
+    assert f"out=_kernelopt_out_{out})" in cand.source
+    ctx = EvalContext(str(TESTDATA / "problems" / "convtranspose_relu_inplace.py"), str(workdir), target, [1, 2, 3],
+                      device="cpu")
+    own = group_module_source(g)  # the group's own statements, for comparison
+    attempts = evaluate_batch(EvalBatch(ctx, [cand, type(cand)(g.name, own, "test", "its own")]))
+    assert all(a.passed for a in attempts), [a.feedback for a in attempts]

@@ -109,7 +109,9 @@ class ConvTransposePhases:
         self.last_method: Optional[str] = None
 
     def convolution(self, input, weight, bias=None, stride=(1,), padding=(0,), dilation=(1,), transposed=False,
-                    output_padding=(0,), groups=1, out_stride=None):
+                    output_padding=(0,), groups=1, out_stride=None, out=None):
+        """aten.convolution's result with `out_stride`'s strides; written into `out` where given (the caller's
+        buffer of a group whose epilogue writes in place: compiled/group_span.py), else a new tensor."""
         spatial = input.dim() - 2
         stride, padding = _per_dim(stride, spatial), _per_dim(padding, spatial)
         dilation, output_padding = _per_dim(dilation, spatial), _per_dim(output_padding, spatial)
@@ -117,15 +119,20 @@ class ConvTransposePhases:
         if not transposed:  # not ours to decompose: the call as it was
             r = torch.convolution(input, weight, bias, stride, padding, dilation, False, output_padding, groups)
             self.last_method = "forward convolution (not transposed): the library call unchanged"
-            return _restride(r, out_stride)
+            return out.copy_(r) if out is not None else _restride(r, out_stride)
         sizes = input.shape[2:]
         kernel = weight.shape[2:]
         out_sizes = [(sizes[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1)
                      + output_padding[i] + 1 for i in range(spatial)]
         c_out = weight.shape[1] * groups
         shape = (input.shape[0], c_out, *out_sizes)
-        out = (torch.empty_strided(shape, tuple(out_stride), device=input.device, dtype=input.dtype)
-               if out_stride is not None else torch.empty(shape, device=input.device, dtype=input.dtype))
+        if out is not None and (tuple(out.shape) != shape or (out_stride is not None
+                                                              and tuple(out.stride()) != tuple(out_stride))):
+            raise ValueError(f"out is {tuple(out.shape)} with strides {tuple(out.stride())}, the convolution's "
+                             f"result {shape} with strides {out_stride}")
+        if out is None:
+            out = (torch.empty_strided(shape, tuple(out_stride), device=input.device, dtype=input.dtype)
+                   if out_stride is not None else torch.empty(shape, device=input.device, dtype=input.dtype))
         wf = forward_weight(weight, groups)
         phases = 0
         with _benchmark(self.benchmark and input.is_cuda):

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from kernelopt.compiled.group import CONV_OPS, LibraryGroup, group_module_source
+from kernelopt.compiled.group_span import OUT_PREFIX
 from kernelopt.kernels import conv_emulated
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.registry import dtype_reason
@@ -129,13 +130,25 @@ def _asserted_stride(group: LibraryGroup, target: str) -> Optional[tuple]:
     return None
 
 
-def emulated_body(group: LibraryGroup, conv: ConvCall) -> list[str]:
-    """The group's statements with its convolution launched on `_EMU`, returning the asserted strides."""
+def caller_buffer(group: LibraryGroup, conv: ConvCall) -> Optional[str]:
+    """The name under which the group holds the caller's buffer for the convolution's result, where the caller
+    allocates it (an epilogue that writes in place: compiled/group_span.OUT_PREFIX), else None."""
+    name = f"{OUT_PREFIX}{conv.target}"
+    return name if group.anchor_in_body > 0 and group.body[group.anchor_in_body - 1] == f"{name} = {conv.target}" \
+        else None
+
+
+def emulated_body(group: LibraryGroup, conv: ConvCall, into_caller: bool = False) -> list[str]:
+    """The group's statements with its convolution launched on `_EMU`, returning the asserted strides; given
+    `into_caller`, writing straight into the caller's buffer where the group has one (its copy is then a no-op)."""
     stmt = ast.parse(group.body[group.anchor_in_body]).body[0]
     assert isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call)
     call = stmt.value
     call.func = ast.Attribute(value=ast.Name("_EMU", ast.Load()), attr="convolution", ctx=ast.Load())
     call.keywords.append(ast.keyword(arg="out_stride", value=ast.parse(repr(tuple(conv.out_stride)), mode="eval").body))
+    out = caller_buffer(group, conv) if into_caller else None
+    if out is not None:
+        call.keywords.append(ast.keyword(arg="out", value=ast.Name(out, ast.Load())))
     body = list(group.body)
     body[group.anchor_in_body] = ast.unparse(stmt)
     return body

@@ -53,7 +53,7 @@ def candidate_source(group: LibraryGroup, method: str) -> str:
                 "\n\ndef kernelopt_resolved_method():\n"
                 "    \"\"\"How the last call ran (how many phases, on which device).\"\"\"\n"
                 "    return _EMU.last_method\n")
-    return group_module_source(group, emulated_body(group, conv), header=header, preamble=preamble,
+    return group_module_source(group, emulated_body(group, conv, into_caller=True), header=header, preamble=preamble,
                                extra_globals='{"_EMU": _EMU}')
 
 
