@@ -231,3 +231,15 @@ def test_a_group_whose_epilogue_writes_in_place_gets_the_phases_written_into_the
     own = group_module_source(g)  # the group's own statements, for comparison
     attempts = evaluate_batch(EvalBatch(ctx, [cand, type(cand)(g.name, own, "test", "its own")]))
     assert all(a.passed for a in attempts), [a.feedback for a in attempts]
+
+
+def test_an_out_buffer_of_another_layout_is_refused_not_written():
+    x, w = torch.randn(1, 2, 3, 3), torch.randn(2, 3, 2, 2)
+    want = torch.convolution(x, w, None, [2, 2], [0, 0], [1, 1], True, [0, 0], 1)
+    out = torch.empty_like(want, memory_format=torch.channels_last)
+    got = ConvTransposePhases().convolution(x, w, None, (2, 2), (0, 0), (1, 1), True, (0, 0), 1,
+                                            out_stride=out.stride(), out=out)
+    assert got is out and torch.allclose(out, want, atol=1e-6)
+    with pytest.raises(ValueError, match="the convolution's result"):
+        ConvTransposePhases().convolution(x, w, None, (2, 2), (0, 0), (1, 1), True, (0, 0), 1,
+                                          out_stride=want.stride(), out=out)
