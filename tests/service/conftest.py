@@ -84,6 +84,21 @@ def db_url(request) -> str:
 _ENGINES: dict = {}
 
 
+def stop_server(proc, log=None) -> None:
+    """A server a test started (`serve`, `worker`): asked to stop, killed if it has not within 20 s; its log
+    file closed."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    if log is not None:
+        log.close()
+
+
 def run_admin(argv: list[str], monkeypatch, env: dict[str, str]) -> int:
     """`kernelopt <argv>` of the admin commands (teams, keys, db) in this process, with `env` set: its exit
     status (what it prints is for capsys)."""

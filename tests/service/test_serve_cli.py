@@ -13,6 +13,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.service.conftest import stop_server
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -85,9 +87,4 @@ def test_serve_on_port_0_announces_the_port_it_listens_on(tmp_path):
         jobs = httpx.get(f"http://127.0.0.1:{port}/v1/jobs", headers={"Authorization": f"Bearer {key}"}, timeout=5)
         assert jobs.status_code == 200, jobs.text
     finally:
-        server.terminate()
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        stop_server(server, log)

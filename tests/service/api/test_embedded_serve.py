@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from tests.service.api.conftest import free_port
+from tests.service.conftest import stop_server
 
 REPO = Path(__file__).resolve().parents[3]
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
@@ -112,9 +113,4 @@ def test_embedded_serve_then_submit_wait_download(tmp_path):
         assert r.status_code == 200 and r.json()["status"] == "succeeded"
         assert "ko_" not in Path(log.name).read_text()
     finally:
-        server.terminate()
-        try:
-            server.wait(20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        stop_server(server, log)

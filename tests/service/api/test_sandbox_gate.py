@@ -13,6 +13,7 @@ import httpx
 
 from tests.service.api.conftest import free_port
 from tests.service.api.test_embedded_serve import CLI, _env
+from tests.service.conftest import stop_server
 
 NO_BWRAP = "/nonexistent/bwrap"
 
@@ -71,8 +72,7 @@ def test_an_operator_opt_out_starts_it_and_readyz_says_what_is_off(tmp_path):
         assert "network" not in sandbox.split("off:", 1)[1]  # unshare still gives the namespaces
         assert "sandbox (unshare): off: filesystem" in log.read_text()
     finally:
-        proc.terminate()
-        proc.wait(20)
+        stop_server(proc)
 
 
 def test_with_every_layer_readyz_says_ok(tmp_path):
@@ -81,5 +81,4 @@ def test_with_every_layer_readyz_says_ok(tmp_path):
         r = _ready(proc, url, log)
         assert r.status_code == 200 and r.json()["checks"]["sandbox"] == "ok: all layers (bwrap)", r.text
     finally:
-        proc.terminate()
-        proc.wait(20)
+        stop_server(proc)

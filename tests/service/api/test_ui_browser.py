@@ -22,6 +22,7 @@ import pytest
 
 from tests.service.api.conftest import free_port
 from tests.service.api.test_embedded_serve import CLI, REPO, _env
+from tests.service.conftest import stop_server
 
 KERNEL = REPO / "benchmarks" / "kernels" / "add_relu_kernel.py"
 UI_DATA = REPO / "tests" / "testdata" / "ui"  # report.json + trajectory.jsonl shaped as the engine writes them
@@ -138,12 +139,7 @@ def server(tmp_path):
             time.sleep(0.2)
         yield url, seeded, Path(log.name)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        stop_server(proc, log)
 
 
 @pytest.fixture
