@@ -113,14 +113,14 @@ def _module_globals(tree: ast.Module) -> set[str]:
     return names
 
 
-def _caller_alloc(name: str, span_stmts: list, step_ids: set[int], buf, tree: ast.Module) -> ast.stmt:
+def _caller_alloc(name: str, span_stmts: list, step_ids: set[int], buf, globals_: set[str]) -> ast.stmt:
     """`name = empty_strided_<device>(shape, stride, torch.<dtype>)`: the caller's allocation of a library call's
     result the group must leave behind, with the layout Inductor's `assert_size_stride` states for it."""
     defining = [s for s in span_stmts if id(s) in step_ids and _single_target(s) == name]
     why = f"{name} is returned by a library call inside the group and used after it"
     if not defining or buf is None or buf.shape is None or buf.stride is None or not buf.dtype:
         raise Unsupported(f"{why}, and its layout or dtype is not stated")
-    alloc = next((f for f in sorted(ALLOC_FUNCS) if f.startswith("empty_strided_") and f in _module_globals(tree)
+    alloc = next((f for f in sorted(ALLOC_FUNCS) if f.startswith("empty_strided_") and f in globals_
                   and not f.endswith(("_pinned", "_p2p"))), None)
     if alloc is None:
         raise Unsupported(f"{why}, and the module has no device allocator to allocate it with")
@@ -206,6 +206,7 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
     # `buf1 = extern_kernels.convolution(...)`, `buf2 = buf1`, the kernel writes buf2, call() returns it): the
     # caller allocates it with the layout Inductor asserts, and the group writes the call's result into it
     converted: dict[str, ast.stmt] = {}  # name -> the caller's allocation of it
+    globals_ = _module_globals(tree)
     todo = [n for n in bound_in_span if n in live_after]
     while todo:
         n = todo.pop()
@@ -218,7 +219,7 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
             if src is not None and src in bound_in_span:
                 todo.append(src)
         elif kind == "define":
-            converted[n] = _caller_alloc(n, span_stmts, step_ids, graph.buffers.get(base_of.get(n, n)), tree)
+            converted[n] = _caller_alloc(n, span_stmts, step_ids, graph.buffers.get(base_of.get(n, n)), globals_)
     dead = {n for n, k in bound_in_span.items() if n not in keep and k != "stream"}
 
     hoisted = [s for s, k in zip(span_stmts, kinds, strict=True) if k == "alloc" and _single_target(s) in keep]
@@ -245,7 +246,6 @@ def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[S
         else:
             body.append(s)
     anchor_in_body = body.index(flat[step_pos[0]][0])
-    globals_ = _module_globals(tree)
     params: list[str] = []
     bound: set[str] = set(hoisted_names)
     for s in body:

@@ -78,23 +78,24 @@ def _literal_configs(call: ast.Call) -> tuple:
     return tuple(c for c in map(_config_literal, kw.value.elts) if c is not None)
 
 
-def helion_kernels(source: str) -> list[HelionKernel]:
-    """The file's top-level `@helion.kernel` functions, in order (an empty list for any other file)."""
-    tree = ast.parse(source)
+def _decorated(tree: ast.Module) -> list[tuple[ast.FunctionDef, ast.expr]]:
+    """Each top-level function with its `@helion.kernel` decorator expression, in order."""
     modules, direct = _aliases(tree)
     if not modules and not direct:
         return []
-    found = []
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        for dec in node.decorator_list:
-            if _is_helion_kernel(dec, modules, direct):
-                call = dec if isinstance(dec, ast.Call) else None
-                found.append(HelionKernel(node.name, dec.lineno, dec.end_lineno or dec.lineno, dec.col_offset,
-                                          dec.end_col_offset or 0, _literal_config(call) if call else None,
-                                          _literal_configs(call) if call else ()))
-    return found
+    return [(node, dec) for node in tree.body if isinstance(node, ast.FunctionDef)
+            for dec in node.decorator_list if _is_helion_kernel(dec, modules, direct)]
+
+
+def _kernel(node: ast.FunctionDef, dec: ast.expr) -> HelionKernel:
+    call = dec if isinstance(dec, ast.Call) else None
+    return HelionKernel(node.name, dec.lineno, dec.end_lineno or dec.lineno, dec.col_offset, dec.end_col_offset or 0,
+                        _literal_config(call) if call else None, _literal_configs(call) if call else ())
+
+
+def helion_kernels(source: str) -> list[HelionKernel]:
+    """The file's top-level `@helion.kernel` functions, in order (an empty list for any other file)."""
+    return [_kernel(node, dec) for node, dec in _decorated(ast.parse(source))]
 
 
 def is_helion_source(source: str) -> bool:
@@ -164,16 +165,9 @@ def pin_configs(source: str, configs: dict[str, dict]) -> str:
     """`source` with each named kernel's decorator pinned to its configuration (plain data, checked here)."""
     configs = {name: plain_config(c) for name, c in configs.items()}
     tree = ast.parse(source)
-    modules, direct = _aliases(tree)
     lines = source.splitlines(True)
-    edits = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in configs:
-            for dec in node.decorator_list:
-                if _is_helion_kernel(dec, modules, direct):
-                    k = HelionKernel(node.name, dec.lineno, dec.end_lineno or dec.lineno, dec.col_offset,
-                                     dec.end_col_offset or 0, None)
-                    edits.append((k, _decorator(dec, configs[node.name])))
+    edits = [(_kernel(node, dec), _decorator(dec, configs[node.name])) for node, dec in _decorated(tree)
+             if node.name in configs]
     missing = set(configs) - {k.name for k, _ in edits}
     if missing:
         raise HelionConfigError(f"no @helion.kernel function named {', '.join(sorted(missing))}")
@@ -181,7 +175,7 @@ def pin_configs(source: str, configs: dict[str, dict]) -> str:
         first, last = lines[k.decorator_line - 1], lines[k.decorator_end_line - 1]
         lines[k.decorator_line - 1:k.decorator_end_line] = [first[:k.decorator_col] + text + last[k.decorator_end_col:]]
     out = "".join(lines)
-    if "helion" not in modules:  # `helion.Config` needs the module's own name
+    if "helion" not in _aliases(tree)[0]:  # `helion.Config` needs the module's own name
         out = _add_import(out)
     return out
 

@@ -18,7 +18,7 @@ from kernelopt.compiled.kernel_io import clone_arg
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.timing import bench_interleaved
 from kernelopt.core.tolerance import gate2_tolerance
-from kernelopt.load.helion_file import helion_kernels, is_helion_source
+from kernelopt.load.helion_file import helion_kernels
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext
@@ -118,7 +118,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     original = Path(ctx.problem_path).read_bytes()
     write_safely(ctx.workdir / "baseline_module.py", original)
     write_safely(ctx.workdir / "optimized_module.py", original)
-    helion = helion_kernels(source) if is_helion_source(source) else []
+    helion = helion_kernels(source)  # none for a Triton kernel file (the load child imported it: it parses)
     if helion:  # what the report says of it: a Helion kernel, the config each kernel ran under (else Helion's default)
         ctx.report["helion"] = {"kernels": [k.name for k in helion],
                                 "file_configs": {k.name: k.pinned for k in helion},
