@@ -26,10 +26,13 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
 # Helion (issue 38) and what it imports, for Helion kernel files: installed into the GPU machine's own python (not
 # PYTHONPATH), so the jobs' sandboxed children, whose PYTHONPATH is the checkout, import it too. numpy and torch are
 # the GPU image's.
-mkdir -p .gpu-helion
+# Pinned: the GPU image runs torch 2.11, and helion 1.5.1's autotuner imports a name torch 2.11 lacks
+# (torch._inductor.runtime.triton_compat.IntelGPUError: every Helion job there failed to import, 2026-12-06).
+HELION_FOR_GPU=${HELION_FOR_GPU:-1.5.0}
+rm -rf .gpu-helion && mkdir -p .gpu-helion
 python3 -m pip download -q --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-  -d .gpu-helion --no-deps helion filecheck rich markdown-it-py mdurl pygments psutil scikit-learn scipy joblib \
+  -d .gpu-helion --no-deps "helion==$HELION_FOR_GPU" filecheck rich markdown-it-py mdurl pygments psutil scikit-learn scipy joblib \
   threadpoolctl 2>&1 | grep -v '^WARNING' || true
 cat > .gpu-in/setup.sh <<'SETUP'
 # Sourced first in every device call (benchmarks/device_carry.sh made it).

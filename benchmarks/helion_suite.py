@@ -1,7 +1,7 @@
 """Helion kernel files (issue 38): the job's time-to-result, and its deployed config against Helion's default config
 and Helion's own autotune, timed side by side.
 
-    python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--only add,softmax]
+    python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--only add,softmax] [--work DIR]
     # on a lent GPU (benchmarks/device_carry.sh first): run(carry=[".gpu-in", ".gpu-helion"],
     #   command="source .gpu-in/setup.sh; python3 benchmarks/helion_suite.py --out $OUT/helion --job-s 120 --autotune-s 300")
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -71,14 +72,18 @@ def run_job(path: Path, out: Path, budget_s: float) -> dict:
 
 def run_autotune(path: Path, limit_s: float) -> dict:
     env = {**os.environ, "HELION_AUTOTUNE_EFFORT": "full"}
+    # its own session: a timed-out autotune's precompile workers go with it, not on timing the next row
+    proc = subprocess.Popen([sys.executable, "-c", _AUTOTUNE, str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        proc = subprocess.run([sys.executable, "-c", _AUTOTUNE, str(path)], capture_output=True, text=True,
-                              timeout=limit_s, env=env)
+        stdout, stderr = proc.communicate(timeout=limit_s)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return {"finished": False, "note": f"Helion's full autotune did not finish in {limit_s:.0f} s"}
-    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+    line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
     if proc.returncode or line is None:
-        return {"finished": False, "note": f"autotune exited {proc.returncode}: {proc.stderr.strip()[-300:]}"}
+        return {"finished": False, "note": f"autotune exited {proc.returncode}: {stderr.strip()[-300:]}"}
     return {"finished": True, **json.loads(line)}
 
 
@@ -114,6 +119,8 @@ def main() -> int:
     parser.add_argument("--job-s", type=float, default=300.0)
     parser.add_argument("--autotune-s", type=float, default=900.0)
     parser.add_argument("--only", default="")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/helion_suite"),
+                        help="the jobs' directories (the device tool returns few files: pack what you keep)")
     args = parser.parse_args()
     import torch
 
@@ -127,7 +134,11 @@ def main() -> int:
         if only and path.stem not in only:
             continue
         row: dict = {"file": path.name, "device": torch.cuda.get_device_name(0)}
-        row["job"] = run_job(path, args.out / path.stem, args.job_s)
+        try:
+            row["job"] = run_job(path, args.work / path.stem, args.job_s)
+        except Exception as exc:  # noqa: BLE001 - a job that raised is a finding of its own; the next file still runs
+            row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "raised", "configs": None,
+                          "cause": f"{type(exc).__name__}: {str(exc)[:300]}"}
         row["autotune"] = run_autotune(path, args.autotune_s)
         configs = {"default": None, "job": row["job"]["configs"]}
         if row["autotune"].get("finished"):

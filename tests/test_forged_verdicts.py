@@ -193,7 +193,7 @@ def test_gate4_times_each_side_apart_and_the_clock_agrees_with_an_honest_candida
 
     g, workdir, device = group_and_workdir
     timing, walls = _time_apart(g, workdir, device, group_module_source(g, body=g.body + [_SLOW]))
-    assert timing.method == ("cpu-wallclock" if device == "cpu" else "cuda-events")
+    assert timing.method == ("cpu-wallclock" if device == "cpu" else "do_bench")  # CUDA events, do_bench's way
     assert len(timing.rounds["candidate"]) == 3
     # its 1 ms is seen in every round (a sleep never undershoots); not compared with the baseline's rounds, which
     # other work on a loaded machine can stretch (the suite runs in parallel workers)
@@ -209,7 +209,8 @@ def test_a_candidate_reporting_times_its_clock_contradicts_fails_gate4(group_and
     source = group_module_source(g, body=g.body + [_SLOW], preamble=_FAKE_TIMES)
     timing, walls = _time_apart(g, workdir, device, source)
     claimed = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], 1.03)
-    assert claimed.passed and claimed.metrics["speedup"] > 10  # what it claims ...
+    # what it claims: 1 us a call (a small GEMM's baseline is ~8 us on an H200, ~20 ms on the CPU interpreter) ...
+    assert claimed.passed and claimed.metrics["speedup"] > 5
     clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
     assert not clock.passed and "disagree with the job's own clock" in clock.message  # ... and what the job saw
 
