@@ -1,4 +1,5 @@
 """Stage 1: bad submissions end with a clear message; good ones are described."""
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,19 @@ def test_inputs_and_parameters_are_made_on_the_job_device(tmp_path):
     (x,) = make_inputs(mod, seed=0, device="meta", dtype=torch.float32)
     model = build_model(mod, "meta", torch.float32)
     assert x.device.type == "meta" and model.proj.weight.device.type == "meta"
+
+
+def test_a_library_that_does_not_import_is_named_with_its_version(tmp_path, monkeypatch):
+    """helion 1.5.1 on torch 2.11 (2026-12-06): the file is fine, the installed library is not; say which."""
+    from kernelopt.load.problem import import_problem
+
+    lib = tmp_path / "site-packages" / "kernelopt_test_brokenlib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("from torch import a_name_this_torch_lacks\n")
+    monkeypatch.syspath_prepend(str(lib.parent))
+    problem = tmp_path / "uses_lib.py"
+    problem.write_text("import kernelopt_test_brokenlib\n")
+    with pytest.raises(ProblemError, match=r"uses_lib.py failed to import: kernelopt_test_brokenlib "
+                                           r"\(with torch [^)]+\) raised ImportError: cannot import name"):
+        import_problem(problem, module_name="kernelopt_test_uses_lib")
+    monkeypatch.delitem(sys.modules, "kernelopt_test_uses_lib", raising=False)

@@ -99,6 +99,32 @@ def source_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def _installed_library_at_fault(exc: BaseException) -> str:
+    """"helion 1.5.1 (with torch 2.11.0) raised " where an ImportError came from inside an installed package, not
+    from the file: a library that does not import with this torch (helion 1.5.1 on torch 2.11) is the environment's
+    fault, and the user needs its name and version, not only the error's last line."""
+    import importlib.metadata
+
+    if not isinstance(exc, ImportError):
+        return ""
+    tb, package = exc.__traceback__, None
+    while tb is not None and package is None:  # the outermost: the package the file imported
+        parts = Path(tb.tb_frame.f_code.co_filename).parts
+        for marker in ("site-packages", "dist-packages"):
+            if marker in parts and parts.index(marker) + 1 < len(parts):
+                package = parts[parts.index(marker) + 1].removesuffix(".py")
+        tb = tb.tb_next
+    if package is None:
+        return ""
+    try:
+        version = f" {importlib.metadata.version(package)}"
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        version = ""
+    torch = sys.modules.get("torch")
+    with_torch = f" (with torch {torch.__version__})" if torch is not None and package != "torch" else ""
+    return f"{package}{version}{with_torch} raised "
+
+
 def import_problem(path: str | Path, module_name: str = "kernelopt_problem") -> types.ModuleType:
     """Import a problem file under a fixed module name; errors become ProblemError."""
     path = Path(path)
@@ -110,7 +136,8 @@ def import_problem(path: str | Path, module_name: str = "kernelopt_problem") -> 
     try:
         spec.loader.exec_module(mod)
     except BaseException as exc:  # noqa: BLE001 - SystemExit from a submission too
-        raise ProblemError(f"{path.name} failed to import: {type(exc).__name__}: {exc}") from exc
+        raise ProblemError(f"{path.name} failed to import: {_installed_library_at_fault(exc)}"
+                           f"{type(exc).__name__}: {exc}") from exc
     return mod
 
 
