@@ -15,10 +15,14 @@ from __future__ import annotations
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence
 
 WARMUP_MS = 25.0
 REP_MS = 100.0
+
+#: How a time was taken: CUDA events around L2-flushed calls as `triton.testing.do_bench` takes them (in this
+#: process, or in the apart harness's children), or wall-clock medians on a machine without CUDA (never a speedup).
+TimingMethod = Literal["do_bench", "cpu-wallclock"]
 
 
 # 1.4826 · MAD estimates a standard deviation for normal data; unlike (max − min) one
@@ -40,7 +44,7 @@ def robust_spread_pct(values: Sequence[float]) -> float:
 @dataclass
 class Timing:
     rounds: dict[str, list[float]]  # variant -> per-round median ms
-    method: str  # "do_bench" | "cpu-wallclock"
+    method: TimingMethod
     warmup_ms: float = WARMUP_MS
     rep_ms: float = REP_MS
     median_ms: dict[str, float] = field(default_factory=dict)

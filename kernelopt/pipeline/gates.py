@@ -271,8 +271,7 @@ def _time_apart(ctx: JobContext, side_request: Callable[[str], tuple[Callable, o
             if why:
                 raise Gate4Refused(f"round {r_i + 1}: the timed candidate's outputs are not the baseline's on the "
                                    f"round's inputs ({why}): its times are not of the model's work")
-        method = "do_bench" if ready["baseline"].method == "cuda-events" else "cpu-wallclock"
-        return Timing(medians, method), walls
+        return Timing(medians, ready["baseline"].method), walls
     finally:
         for s in sessions.values():
             s.close()

@@ -16,6 +16,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from kernelopt.core.timing import TimingMethod
+
 #: the L2 flush buffer, as triton.testing.do_bench sizes it (256 MB, more than any GPU's L2)
 FLUSH_BYTES = 256 * 1024 * 1024
 
@@ -34,7 +36,7 @@ class SideRequest:
 @dataclass
 class SideReady:
     side: str
-    method: str  # "cuda-events" | "cpu-wallclock"
+    method: TimingMethod
     estimate_ms: float  # one call's time, from a few warm calls
 
 
@@ -106,7 +108,7 @@ def prepare_side(req: SideRequest) -> SideReady:
     call = caller(0)
     call()  # compile, load kernels
     times, _ = _run(held, call, 5)
-    return SideReady(req.side, "cuda-events" if held.cuda else "cpu-wallclock", statistics.median(times))
+    return SideReady(req.side, "do_bench" if held.cuda else "cpu-wallclock", statistics.median(times))
 
 
 @dataclass
@@ -139,7 +141,7 @@ def prepare_kernel_side(req: KernelSideRequest) -> SideReady:
     call = caller(0)
     call()  # compile, load kernels
     times, _ = _run(held, call, 5)
-    return SideReady(req.side, "cuda-events" if held.cuda else "cpu-wallclock", statistics.median(times))
+    return SideReady(req.side, "do_bench" if held.cuda else "cpu-wallclock", statistics.median(times))
 
 
 def _run(held: _Held, call: Callable[[], list], n: int) -> tuple[list[float], list]:
