@@ -246,3 +246,17 @@ def test_the_files_own_configs_list_seeds_the_first_round():
     # the candidate pins one config, the file's list dropped: it never autotunes at load
     (pinned,) = helion_kernels(cands[0].source)
     assert pinned.pinned == {"block_sizes": [256], "num_warps": 8} and pinned.listed == ()
+
+
+def test_a_kernel_job_whose_budget_leaves_no_search_says_timeout_not_no_candidate(tmp_path):
+    """A budget that loading and the Gates 3-4 reserve use up ends `timeout` saying so (under a 35 s budget it
+    said "none of 0 candidates passed gates 1-2", no-faster-candidate). Helion's import makes loading slow
+    enough (8-9 s here) that 15 s leaves less than the reserve, half the budget."""
+    from kernelopt.core.outcome import cause_code
+
+    result = run_job(str(ADD), tmp_path / "job", JobOptions(time_budget_s=15, generators=["helion_config"]))
+    assert cause_code(result.cause) == "timeout", result.cause
+    report = json.loads((tmp_path / "job" / "report.json").read_text())
+    if "search" in report:  # loaded within the budget (not on a machine slower still): the search's own stop
+        assert report["search"][0]["attempts"] == 0 and report["verify_reserve"]["seconds"] == 7.5
+        assert "stopped the search before its first candidate" in result.cause, result.cause

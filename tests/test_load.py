@@ -141,3 +141,4 @@ def test_a_library_that_does_not_import_is_named_with_its_version(tmp_path, monk
                                            r"\(with torch [^)]+\) raised ImportError: cannot import name"):
         import_problem(problem, module_name="kernelopt_test_uses_lib")
     monkeypatch.delitem(sys.modules, "kernelopt_test_uses_lib", raising=False)
+

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kernelopt.compiled.group import library_groups
 from kernelopt.core.outcome import Cause, Outcome, cause_code
+from kernelopt.pipeline.budget import verify_reserve_s
 from kernelopt.pipeline.context import JobFallback
 from kernelopt.pipeline.model_job import (
     _group_target,
@@ -19,7 +20,6 @@ from kernelopt.pipeline.model_job import (
     kernel_wins,
     search_cause,
     unverified_outcome,
-    verify_reserve_s,
 )
 from kernelopt.search.generator import Attempt, Candidate, KernelTarget
 from kernelopt.search.generators.launch_config import LaunchConfigGenerator
