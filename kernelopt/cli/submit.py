@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from kernelopt.cli.invocation import kernelopt_command
+from kernelopt.core.outcome import Cause, cause_code
 from kernelopt.pipeline.report import KEPT_UNTIMED, kept_untimed
 
 EXIT_OK = 0
@@ -56,22 +57,22 @@ def register(subparsers) -> None:
 
 def exit_code_for(job: dict) -> int:
     status, outcome = job.get("status"), job.get("outcome")
-    cause = (job.get("cause") or "").lower()
+    code = cause_code(job.get("cause") or "")  # the code before the first colon: "timeout: ..." -> "timeout"
     if status == "cancelled":
         return EXIT_CANCELLED
     if status == "crashed":
-        return EXIT_TIMEOUT if cause.startswith("timeout") else EXIT_CRASHED
+        return EXIT_TIMEOUT if code == Cause.TIMEOUT else EXIT_CRASHED
     if status == "failed" or outcome == "failed":
-        return EXIT_TIMEOUT if cause.startswith("timeout") else EXIT_FAILED
+        return EXIT_TIMEOUT if code == Cause.TIMEOUT else EXIT_FAILED
     if status != "succeeded":
         return EXIT_API  # not terminal: should not happen after waiting
     if outcome == "optimized":
         speedup = job.get("speedup")
         return EXIT_REGRESSION if speedup is not None and speedup < 1.0 else EXIT_OK
     if outcome == "fallback":
-        if cause.startswith("timeout"):
+        if code == Cause.TIMEOUT:
             return EXIT_TIMEOUT
-        if cause.startswith("crash"):
+        if code == Cause.CRASH:
             return EXIT_CRASHED
         return EXIT_OK
     if outcome == "matched":
