@@ -246,6 +246,9 @@ def _time_apart(ctx: JobContext, side_request: Callable[[str], tuple[Callable, o
                 raise JobFallback(Cause.CRASH, f"Gate 4 timing: the {side}'s process answered with no usable "
                                   "estimate of its time")
             ready[side] = r
+        if {r.method for r in ready.values()} not in ({"do_bench"}, {"cpu-wallclock"}):  # a label, not believed
+            raise JobFallback(Cause.CRASH, "Gate 4 timing: the two sides' processes named different or unknown "
+                              "timing methods")
         per_call = ready["baseline"].estimate_ms
         iterations = min(max(math.ceil(REP_MS / per_call), 3), 2000)
         warmup = min(max(math.ceil(WARMUP_MS / per_call), 1), 500)
