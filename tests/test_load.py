@@ -135,10 +135,9 @@ def test_a_library_that_does_not_import_is_named_with_its_version(tmp_path, monk
     lib.mkdir(parents=True)
     (lib / "__init__.py").write_text("from torch import a_name_this_torch_lacks\n")
     monkeypatch.syspath_prepend(str(lib.parent))
+    monkeypatch.setitem(sys.modules, "kernelopt_test_uses_lib", None)  # import_problem's entry, removed after
     problem = tmp_path / "uses_lib.py"
     problem.write_text("import kernelopt_test_brokenlib\n")
     with pytest.raises(ProblemError, match=r"uses_lib.py failed to import: kernelopt_test_brokenlib "
                                            r"\(with torch [^)]+\) raised ImportError: cannot import name"):
         import_problem(problem, module_name="kernelopt_test_uses_lib")
-    monkeypatch.delitem(sys.modules, "kernelopt_test_uses_lib", raising=False)
-
