@@ -28,7 +28,7 @@ from kernelopt.search.registry import (
     default_generators,
     make_generator,
     outside_job_hint,
-    searches_targets,
+    searches_model_targets,
 )
 from kernelopt.verify.gate4_perf import check_performance
 from kernelopt.verify.result import GateResult
@@ -162,7 +162,7 @@ def test_a_convolution_group_declined_by_the_default_generators_names_the_opt_in
     (group,) = library_groups((H200 / "03_conv_bn_relu" / "baseline_module.py").read_text())
     target = _group_target(group, 1.0, "strict")
     names = default_generators()
-    why = decline_reason(target, [make_generator(n) for n in names if searches_targets(n)], names)
+    why = decline_reason(target, [make_generator(n) for n in names if searches_model_targets(n)], names)
     assert why.startswith("launch_config re-tunes single Triton kernels, not library groups; ")
     assert "gemm_fp32 handles" in why and "not convolution" in why
     assert ("not in this job but would apply: conv_fp32 (opt-in), cudnn_autotune (opt-in), llm_codegen (an agent: "
@@ -197,7 +197,7 @@ def _conv_bn_relu_plan(names: list[str]):
                            + [KernelShare(k, "triton", s, s * 0.4917, roofline_fraction=f)
                               for k, (s, f) in measured.items()],
                            library_share=0.463, triton_share=0.537)
-    generators = [make_generator(n) for n in names if searches_targets(n)]
+    generators = [make_generator(n) for n in names if searches_model_targets(n)]
     declines = group_declines(generators, names, "strict", "fp32")
     kinds = {n: k.kind for n, k in graph.kernels.items()}
     return prof, plan_targets(kinds, prof, 1.03, names) + plan_groups(all_groups(source, graph), prof, 1.03,

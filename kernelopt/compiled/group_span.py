@@ -113,6 +113,10 @@ def _module_globals(tree: ast.Module) -> set[str]:
     return names
 
 
+def _stmt(text: str, where: ast.stmt) -> ast.stmt:
+    return ast.copy_location(ast.parse(text).body[0], where)
+
+
 def _caller_alloc(name: str, span_stmts: list, step_ids: set[int], buf, globals_: set[str]) -> ast.stmt:
     """`name = empty_strided_<device>(shape, stride, torch.<dtype>)`: the caller's allocation of a library call's
     result the group must leave behind, with the layout Inductor's `assert_size_stride` states for it."""
@@ -124,16 +128,11 @@ def _caller_alloc(name: str, span_stmts: list, step_ids: set[int], buf, globals_
                   and not f.endswith(("_pinned", "_p2p"))), None)
     if alloc is None:
         raise Unsupported(f"{why}, and the module has no device allocator to allocate it with")
-    text = f"{name} = {alloc}({tuple(buf.shape)!r}, {tuple(buf.stride)!r}, torch.{buf.dtype})"
-    return ast.copy_location(ast.parse(text).body[0], defining[0])
+    return _stmt(f"{name} = {alloc}({tuple(buf.shape)!r}, {tuple(buf.stride)!r}, torch.{buf.dtype})", defining[0])
 
 
 #: the group's name for the caller's buffer of a converted library result while the call rebinds the name
 OUT_PREFIX = "_kernelopt_out_"
-
-
-def _stmt(text: str, where: ast.stmt) -> ast.stmt:
-    return ast.copy_location(ast.parse(text).body[0], where)
 
 
 def call_span(tree: ast.Module, graph: KernelGraph, steps: list[int]) -> tuple[Span, list[str], dict[str, str]]:

@@ -125,19 +125,13 @@ def searches_model_targets(name: str) -> bool:
     return spec is None or bool({"kernel", "group", "chain"} & set(spec.targets))
 
 
-def searches_targets(name: str) -> bool:
-    """Whether generator `name` is one the search runs on targets (every one but the whole-graph rewrites,
-    which run as their own stage before it)."""
-    spec = GENERATORS.get(name)
-    return spec is None or spec.targets != ("graph",)
-
-
 def make_generator(name: str) -> CandidateGenerator:
     spec = GENERATORS.get(name)
     if spec is None:
         raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
-    if not searches_targets(name):
-        raise ValueError(f"{name} is not a search generator: it runs as the rewrite stage")
+    if not searches_model_targets(name):
+        raise ValueError(f"{name} is not a search generator of model targets: it runs as the rewrite stage, or on "
+                         "kernel files only (make_kernel_file_generator)")
     module, cls = spec.factory.split(":")
     return getattr(importlib.import_module(module), cls)()
 
