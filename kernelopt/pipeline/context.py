@@ -19,6 +19,7 @@ from kernelopt.core.outcome import Cause
 from kernelopt.core.text import clip, one_line
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, run_in_child
 from kernelopt.load.problem import ProblemError, UnsupportedGraph
+from kernelopt.pipeline.budget import verify_cost_s, verify_reserve_s
 from kernelopt.pipeline.device import DeviceInfo
 from kernelopt.pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions
 from kernelopt.pipeline.report import JsonLines
@@ -140,6 +141,15 @@ class JobContext:
             return None
         return {"experience_items": self.memory.items, "strategy_outcomes": self.memory.strategy_outcomes(),
                 "avoid": self.avoid, "stopped_chains": self.stopped_chains}
+
+    def keep_for_verification(self) -> float:
+        """Seconds the search leaves for re-stitching and Gates 3-4 (`budget.verify_reserve_s`, from this job's
+        budget and its own load stage), recorded in the report as `verify_reserve`."""
+        load_s = self.stage_seconds.get("load", 0.0)
+        reserve = verify_reserve_s(self.options.time_budget_s, load_s)
+        self.report["verify_reserve"] = {"seconds": round(reserve, 1), "load_s": load_s,
+                                         "expected_evaluation_s": round(verify_cost_s(load_s), 1)}
+        return reserve
 
     def remaining_s(self) -> float:
         return self.options.time_budget_s - (time.monotonic() - self.started)

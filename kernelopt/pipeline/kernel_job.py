@@ -21,7 +21,7 @@ from kernelopt.core.tolerance import gate2_tolerance
 from kernelopt.load.helion_file import helion_kernels
 from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs, output_leaves
 from kernelopt.load.stage import LoadResult
-from kernelopt.pipeline.budget import search_stopped_before_a_candidate, verify_cost_s, verify_reserve_s
+from kernelopt.pipeline.budget import search_stopped_before_a_candidate
 from kernelopt.pipeline.context import JobContext
 from kernelopt.pipeline.gates import Gate4Refused, kernel_gate3, kernel_time_apart
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
@@ -145,10 +145,7 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     if not generators:
         return JobResult(Outcome.FALLBACK, f"{Cause.NO_CANDIDATES}: {'; '.join(reasons)}", speedup=1.0)
     names = ", ".join(g.name for g in generators)
-    load_s = ctx.stage_seconds.get("load", 0.0)
-    reserve = verify_reserve_s(opts.time_budget_s, load_s)
-    ctx.report["verify_reserve"] = {"seconds": round(reserve, 1), "load_s": load_s,
-                                    "expected_evaluation_s": round(verify_cost_s(load_s), 1)}
+    reserve = ctx.keep_for_verification()
     with ctx.stage("search", f"search over the kernel file ({names})"):
         evaluator = ChildEvaluator(EvalContext(ctx.problem_path, str(ctx.workdir), target, opts.seeds, opts.dtype,
                                                device), batch_fn=evaluate_kernel_file_batch, env=env or {},
@@ -176,8 +173,8 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
                                  "not_applicable": reasons}]
     if not result.attempts and result.stopped_reason == "should_stop":
         ctx.check_cancel()  # a cancelled job ends cancelled, not timed out
-        return JobResult(Outcome.FALLBACK, f"{Cause.TIMEOUT}: "
-                         f"{search_stopped_before_a_candidate(opts.time_budget_s, load_s, reserve)}", speedup=1.0)
+        why = search_stopped_before_a_candidate(opts.time_budget_s, ctx.stage_seconds.get("load", 0.0), reserve)
+        return JobResult(Outcome.FALLBACK, f"{Cause.TIMEOUT}: {why}", speedup=1.0)
     if not result.ranked:
         return JobResult(Outcome.FALLBACK, f"{Cause.NO_FASTER_CANDIDATE}: none of {len(result.attempts)} candidates passed "
                          "gates 1-2", speedup=1.0)

@@ -21,7 +21,6 @@ from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
 from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
-from kernelopt.pipeline.budget import verify_cost_s, verify_reserve_s
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.gates import gate3_text
 from kernelopt.pipeline.gates import gates_3_4 as run_gates_3_4
@@ -277,10 +276,7 @@ def _job_generators(ctx: JobContext) -> list:
 def _search(ctx: JobContext, cg, graph, prof, decisions, groups: dict[str, LibraryGroup] | None = None,
             generators: list | None = None) -> tuple[dict[str, list[Attempt]], list[dict]]:
     opts = ctx.options
-    load_s = ctx.stage_seconds.get("load", 0.0)
-    reserve = verify_reserve_s(opts.time_budget_s, load_s)
-    ctx.report["verify_reserve"] = {"seconds": round(reserve, 1), "load_s": load_s,
-                                    "expected_evaluation_s": round(verify_cost_s(load_s), 1)}
+    reserve = ctx.keep_for_verification()
     generators = _job_generators(ctx) if generators is None else generators
     ranked: dict[str, list[Attempt]] = {}
     summaries = []
