@@ -40,7 +40,7 @@ mkdir -p /tmp/debs
 for f in .gpu-in/*.deb; do dpkg -x "$f" /tmp/debs; done
 cp /tmp/debs/usr/bin/bwrap /usr/local/bin/ 2>/dev/null
 cp -a /tmp/debs/lib/x86_64-linux-gnu/libcap* /usr/lib/x86_64-linux-gnu/ 2>/dev/null
-pip install -q --no-deps --target /tmp/site .whl/*.whl 2>&1 | grep -v -e WARNING -e 'already exists' | tail -2
+ls .whl/*.whl >/dev/null 2>&1 && pip install -q --no-deps --target /tmp/site .whl/*.whl 2>&1 | grep -v -e WARNING -e 'already exists' | tail -2
 [ -d .gpu-helion ] && python3 -m pip install -q --no-index --no-deps .gpu-helion/*.whl 2>&1 | grep -v -e WARNING | tail -2
 export PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1
 SETUP

@@ -5,13 +5,15 @@
 #   run(carry=[".gpu-in", ".gpu-helion"], command="benchmarks/gpu_verdicts_helion.sh 560")
 #
 # SECONDS bounds the whole command. The forged-verdict tests take about 140 s on an H200 (FORGED_S=0 skips
-# them). The Helion suite gets what is left: each kernel takes about its job budget (JOB_S, default 90 s: a
-# job keeps up to half its budget for Gates 3-4, so under ~40 s it never searches), Helion's autotune cap
-# (AUTOTUNE_S, default 60 s) and about 15 s of side-by-side timing: about 165 s a kernel, so the six take three
-# calls:
-#   ... command="HELION_ONLY=add,softmax benchmarks/gpu_verdicts_helion.sh 560"
-#   ... command="FORGED_S=0 HELION_ONLY=layer_norm,matmul,attention benchmarks/gpu_verdicts_helion.sh 560"
-#   ... command="FORGED_S=0 HELION_ONLY=gemm_bias_relu benchmarks/gpu_verdicts_helion.sh 200"
+# them). The Helion suite gets what is left: each kernel takes about its job budget (JOB_S, default 150 s: a
+# job keeps up to half its budget for Gates 3-4, and on an H100 a Helion kernel's Gates 3-4 took more than the 45 s
+# a 90 s budget keeps), Helion's autotune cap (AUTOTUNE_S, default 60 s, at AUTOTUNE_EFFORT=quick: a full one
+# did not finish in 60 s on the add kernel) and about 15 s of side-by-side timing: about 225 s a kernel, so the
+# six take three calls:
+#   ... command="HELION_ONLY=add benchmarks/gpu_verdicts_helion.sh 560"
+#   ... command="FORGED_S=0 HELION_ONLY=softmax,layer_norm benchmarks/gpu_verdicts_helion.sh 560"
+#   ... command="FORGED_S=0 HELION_ONLY=matmul,attention benchmarks/gpu_verdicts_helion.sh 560"
+#   ... command="FORGED_S=0 HELION_ONLY=gemm_bias_relu benchmarks/gpu_verdicts_helion.sh 300"
 # The suite writes its table after every kernel, so a cut run keeps what it finished.
 set -uo pipefail
 seconds=${1:-560}
@@ -21,7 +23,7 @@ mkdir -p "$OUT"
 [ -f .gpu-in/setup.sh ] && source .gpu-in/setup.sh 2>/dev/null
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  python3 -c "import torch, triton, helion; print('torch', torch.__version__, 'triton', triton.__version__, 'helion', helion.__version__)"
+  python3 -c "import importlib.metadata as m, torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, 'helion', m.version('helion'))"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 [ "${FORGED_S:-170}" -gt 0 ] && timeout "${FORGED_S:-170}" python3 -m pytest -p no:cacheprovider --gpu -v -rs --durations=10 -k cuda \
@@ -29,7 +31,7 @@ cat "$OUT/env.txt"
 tail -2 "$OUT/forged_cuda.log" 2>/dev/null
 left=$((seconds - 15 - SECONDS))
 [ "$left" -gt 60 ] && timeout "$left" python3 benchmarks/helion_suite.py --out "$OUT/helion" --work /tmp/helion_suite \
-  --job-s "${JOB_S:-90}" --autotune-s "${AUTOTUNE_S:-60}" ${HELION_ONLY:+--only "$HELION_ONLY"} > "$OUT/helion_suite.log" 2>&1
+  --job-s "${JOB_S:-150}" --autotune-s "${AUTOTUNE_S:-60}" --autotune-effort "${AUTOTUNE_EFFORT:-quick}" ${HELION_ONLY:+--only "$HELION_ONLY"} > "$OUT/helion_suite.log" 2>&1
 cat "$OUT/helion/helion_suite.md" 2>/dev/null
 tar czf "$OUT/helion_jobs.tgz" -C /tmp/helion_suite --exclude='*.pt' --exclude='.cache' --exclude='.home' . 2>/dev/null
 true

@@ -1,7 +1,8 @@
 """Helion kernel files (issue 38): the job's time-to-result, and its deployed config against Helion's default config
 and Helion's own autotune, timed side by side.
 
-    python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--only add,softmax] [--work DIR]
+    python3 benchmarks/helion_suite.py --out DIR [--job-s 300] [--autotune-s 900] [--autotune-effort full]
+                                             [--only add,softmax] [--work DIR]
     # on a lent GPU (benchmarks/device_carry.sh first): run(carry=[".gpu-in", ".gpu-helion"],
     #   command="source .gpu-in/setup.sh; python3 benchmarks/helion_suite.py --out $OUT/helion --job-s 120 --autotune-s 300")
 
@@ -10,8 +11,9 @@ For each file of benchmarks/kernels/helion/ (GPU only):
    runs TF32 tensor cores, `strict` otherwise): wall time to its outcome, outcome, cause, the config it deployed
    (or its best candidate's);
 2. Helion's own autotuner on the same kernel and inputs, in a child process of its own bounded by
-   `--autotune-s` (`HELION_AUTOTUNE_EFFORT=full`): its wall time and the config it chose, or that it did not
-   finish in time;
+   `--autotune-s` (`HELION_AUTOTUNE_EFFORT` = `--autotune-effort`: `full`, or `quick` where the device time
+   cannot hold a full one: the table names the effort): its wall time and the config it chose, or that it
+   did not finish in time;
 3. in one process, each kernel under Helion's default config, the job's config and the autotuner's, timed
    interleaved (`triton.testing.do_bench`, medians of 5 rounds), and each one's ratio to the default.
 
@@ -50,7 +52,7 @@ def rec(self, *a, **k):
     return real(self, *a, **k)
 Kernel.__call__ = rec
 t0 = time.monotonic()
-mod.launch(*xs)  # autotunes each kernel on first call (HELION_AUTOTUNE_EFFORT=full)
+mod.launch(*xs)  # autotunes each kernel on first call (HELION_AUTOTUNE_EFFORT)
 wall = time.monotonic() - t0
 print(json.dumps({"wall_s": wall, "configs": {n: dict(k.bind(tuple(a))._config.config) for n, (k, a) in called.items()}}))
 """
@@ -70,8 +72,8 @@ def run_job(path: Path, out: Path, budget_s: float) -> dict:
             "speedup": result.speedup, "configs": helion.get("deployed_configs") or helion.get("best_configs")}
 
 
-def run_autotune(path: Path, limit_s: float) -> dict:
-    env = {**os.environ, "HELION_AUTOTUNE_EFFORT": "full"}
+def run_autotune(path: Path, limit_s: float, effort: str = "full") -> dict:
+    env = {**os.environ, "HELION_AUTOTUNE_EFFORT": effort}
     # its own session: a timed-out autotune's precompile workers go with it, not on timing the next row
     proc = subprocess.Popen([sys.executable, "-c", _AUTOTUNE, str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
@@ -80,11 +82,12 @@ def run_autotune(path: Path, limit_s: float) -> dict:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return {"finished": False, "note": f"Helion's full autotune did not finish in {limit_s:.0f} s"}
+        return {"finished": False, "effort": effort,
+                "note": f"Helion's {effort} autotune did not finish in {limit_s:.0f} s"}
     line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
     if proc.returncode or line is None:
-        return {"finished": False, "note": f"autotune exited {proc.returncode}: {stderr.strip()[-300:]}"}
-    return {"finished": True, **json.loads(line)}
+        return {"finished": False, "effort": effort, "note": f"autotune exited {proc.returncode}: {stderr.strip()[-300:]}"}
+    return {"finished": True, "effort": effort, **json.loads(line)}
 
 
 def time_side_by_side(path: Path, configs: dict[str, dict | None]) -> dict:
@@ -118,6 +121,7 @@ def main() -> int:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--job-s", type=float, default=300.0)
     parser.add_argument("--autotune-s", type=float, default=900.0)
+    parser.add_argument("--autotune-effort", choices=("full", "quick"), default="full")
     parser.add_argument("--only", default="")
     parser.add_argument("--work", type=Path, default=Path("/tmp/helion_suite"),
                         help="the jobs' directories (the device tool returns few files: pack what you keep)")
@@ -139,7 +143,7 @@ def main() -> int:
         except Exception as exc:  # noqa: BLE001 - a job that raised is a finding of its own; the next file still runs
             row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "raised", "configs": None,
                           "cause": f"{type(exc).__name__}: {str(exc)[:300]}"}
-        row["autotune"] = run_autotune(path, args.autotune_s)
+        row["autotune"] = run_autotune(path, args.autotune_s, args.autotune_effort)
         configs = {"default": None, "job": row["job"]["configs"]}
         if row["autotune"].get("finished"):
             configs["autotune"] = row["autotune"]["configs"]
@@ -160,7 +164,9 @@ def _markdown(rows: list[dict]) -> str:
              "| job vs default | autotune vs default |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         ms, vs = r.get("ms", {}), r.get("vs_default", {})
-        tune = f"{r['autotune']['wall_s']:.0f} s" if r["autotune"].get("finished") else r["autotune"]["note"]
+        effort = r["autotune"].get("effort", "full")
+        tune = (f"{effort}: {r['autotune']['wall_s']:.0f} s" if r["autotune"].get("finished")
+                else r["autotune"]["note"])
         lines.append(f"| {r['file']} | {r['job']['precision']} | {r['job']['outcome']}, {r['job']['wall_s']:.0f} s "
                      f"| {tune} | {ms.get('default')} / {ms.get('job')} / {ms.get('autotune', '-')} "
                      f"| {vs.get('job', '-')}x | {vs.get('autotune', '-')}x |")
