@@ -13,7 +13,12 @@ epilogue generator could win, measured before it is built).
 - `cudnn_benchmark`: the baseline's compiled code with `torch.backends.cudnn.benchmark = True` while it runs:
   cuDNN times its algorithms for each convolution once and keeps the fastest, instead of its heuristic's
   pick (PyTorch's default); the math mode (TF32) is the baseline's;
-- `no_layout_opt_benchmark`: `no_layout_opt` run with cuDNN's benchmark mode.
+- `no_layout_opt_benchmark`: `no_layout_opt` run with cuDNN's benchmark mode;
+- `triton_conv`: `max_autotune_conv_backends="TRITON"`: Inductor's own Triton convolution templates (2-D only; other
+  convolutions stay cuDNN's), which Inductor can fuse the epilogue into; max-autotune times them against cuDNN
+  on the convolution alone, without the epilogue they would absorb, and keeps cuDNN: this asks what the fused
+  template costs on the whole model. Its dot runs TF32 exactly when cuDNN's would (the baseline's mode);
+- `triton_conv_no_layout`: `triton_conv` on the model's NCHW tensors (`layout_optimization=False`).
 
 Each output is compared with eager PyTorch (Gate 3's tolerance) and its error against a float64 eager run is
 given (`err64`: max |out - out64| / max |out64|), so a variant's speed is read with its accuracy.
@@ -57,6 +62,8 @@ VARIANTS = {
     "cudnn_ieee": (None, False, False),  # None: the baseline's compiled code
     "cudnn_benchmark": (None, True, True),
     "no_layout_opt_benchmark": ("no_layout_opt", True, True),  # a name: that variant's compiled code
+    "triton_conv": ({"max_autotune_conv_backends": "TRITON"}, True, False),
+    "triton_conv_no_layout": ({"max_autotune_conv_backends": "TRITON", "layout_optimization": False}, True, False),
 }
 
 
