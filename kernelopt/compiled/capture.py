@@ -9,7 +9,7 @@ Runs in a child process (it executes the submission).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
@@ -49,6 +49,8 @@ class CaptureRequest:
     input_seed: int = 0
     weights: str | None = None  # safetensors file loaded into the model
     context_timing: bool = True  # time eager and torch.compile for the report's context
+    # Inductor options over the baseline's (compiled/variants.py: a whole-model candidate compiled otherwise)
+    inductor_options: dict = field(default_factory=dict)
 
 
 #: rewrites the ATen graph Inductor is about to compile, in place (rewrite/stage.py); it may raise to stop the
@@ -111,7 +113,7 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
         run._boxed_call = True
         return run
 
-    opts = inductor_mode_options()
+    opts = {**inductor_mode_options(), **req.inductor_options}
 
     def backend(gm, example_inputs):
         return compile_fx(gm, example_inputs, inner_compile=inner, config_patches=opts)

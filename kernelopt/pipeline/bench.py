@@ -380,6 +380,9 @@ def _details(workdir: Path) -> dict:
             # the graph rewrites: what applied, whether the rewritten graph was deployed, what they proved
             "rewrites": [a.get("identity") for a in rewrite.get("applied") or []],
             "rewrite_deployed": rewrite.get("verdict") == "deployed",
+            # the compile variants (compiled/variants.py): the one deployed, if any
+            "variant_deployed": next((v["variant"] for v in report.get("compile_variants") or []
+                                      if v.get("verdict") == "deployed"), None),
             "findings": list(rewrite.get("findings") or [])}
 
 
@@ -411,6 +414,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     geo = {lv: _geomean_measured([r for r in counted if r["level"] == lv]) for lv in levels}
     geo["all"] = _geomean_measured(counted)
     rewritten = [r["problem"] for r in rows if r.get("rewrite_deployed")]
+    variants = [f"{r['problem']} ({r['variant_deployed']})" for r in rows if r.get("variant_deployed")]
     not_measured_rows = [r for r in rows if deployed_speedup(r) is None]
     # plain strings: an Outcome printed inside a dict shows as <Outcome.FALLBACK: 'fallback'>
     outcomes = Counter(Outcome(r["result"]["outcome"]).value for r in rows)
@@ -436,6 +440,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              f"Time limit per problem: {limits_text(rows)}.", "",
              _geomean_text(geo, counted, [r for r in not_measured_rows if r in counted]), "",
              f"Graph rewrites deployed: {len(rewritten)} {rewritten}",
+             f"Compile variants deployed: {len(variants)} {variants}",
              f"Degenerate models (an identity proved the output independent of an input, or constant; usually a "
              f"bug in the model; not in the geomean): {len(degenerate)} "
              + str([f"{r['problem']} ({_speed_text(r)})" for r in degenerate]), "",
@@ -449,7 +454,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              "", _engine_text(engines), "",
              *([f"Not started ({len(not_started)}; the --stop-after deadline left too little time for them, "
                 f"--resume runs them): {', '.join(not_started)}", ""] if not_started else []),
-             "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/R/P/S/V) | check | cause |",
+             "| problem | outcome | speedup | library share | compile s | wall s | stage s (L/C/R/Va/P/S/V) | check | cause |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         res = r["result"]
@@ -463,7 +468,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
             "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
             "not_measured": len(not_measured_rows), "engines": dict(engines),
-            "rewrites_deployed": rewritten, "degenerate": [r["problem"] for r in degenerate],
+            "rewrites_deployed": rewritten, "variants_deployed": variants, "degenerate": [r["problem"] for r in degenerate],
             "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
             "median_wall_min": statistics.median(walls) / 60 if walls else None,
             "not_started": list(not_started or []),
@@ -503,8 +508,8 @@ def _geomean_text(geo: dict, rows: list[dict], not_measured_rows: list[dict]) ->
 
 
 def _stage_cell(stage_seconds: dict) -> str:
-    """Seconds in load/compile/rewrite/profile/search/verify, '-' for a stage the job never reached."""
-    stages = ("load", "compile", "rewrite", "profile", "search", "verify")
+    """Seconds in load/compile/rewrite/variants/profile/search/verify, '-' for a stage the job never reached."""
+    stages = ("load", "compile", "rewrite", "variants", "profile", "search", "verify")
     return "/".join(f"{stage_seconds[s]:.0f}" if s in stage_seconds else "-" for s in stages)
 
 

@@ -77,7 +77,7 @@ def _gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
             out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
             float64=False), {}
 
-    judged = ({"the rewritten graph": Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
+    judged = ({req.candidate_what: Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
               if req.candidate_dir else dict(req.replacements))
     return _judged_apart(ctx, ("model", seeds), ref_dir, Path(req.workdir), reference, candidate,
                          lambda ref, cand, cand_dir: JudgeRequest(

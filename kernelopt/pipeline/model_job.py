@@ -21,6 +21,7 @@ from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
 from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
+from kernelopt.pipeline.compile_variants import variants_and_verify
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
 from kernelopt.pipeline.gates import gate3_text
 from kernelopt.pipeline.gates import gates_3_4 as run_gates_3_4
@@ -71,9 +72,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     # the baseline module as captured, before any candidate's child shares the work directory (Gate 3's
     # precision contract compares candidates with it: pipeline/gates.py)
     ctx.baseline_sources.setdefault(str(ctx.workdir), Path(cg.module_path).read_text())
-    rewritten = rewrite_and_verify(ctx, cg, load, device)
-    if rewritten is not None:
-        return rewritten
+    for stage in (rewrite_and_verify, variants_and_verify):  # whole-model candidates, before the kernel search
+        deployed = stage(ctx, cg, load, device)
+        if deployed is not None:
+            return deployed
 
     with ctx.stage("decompose", "parsing the output module into kernels and library calls"):
         graph: KernelGraph = decompose(Path(cg.module_path).read_text())

@@ -15,6 +15,7 @@ from kernelopt.compiled.module_parse import op_name
 from kernelopt.core.jobfiles import open_append
 from kernelopt.core.outcome import Outcome
 from kernelopt.core.precision import LIBRARY_MODE
+from kernelopt.core.text import one_line
 from kernelopt.core.tolerance import Dtype, gate2_tolerance, gate3_tolerance
 
 
@@ -333,6 +334,7 @@ def render_markdown(report: dict) -> str:
         "",
     ]
     lines += rewrite_lines(report.get("rewrite"))
+    lines += variant_lines(report.get("compile_variants"))
     lines += helion_lines(report.get("helion"))
     prof = report.get("profile")
     if prof:
@@ -388,6 +390,21 @@ def rewrite_lines(rewrite: dict | None) -> list[str]:
                          f"| {a['bytes_before'] / 1e6:.1f} → {a['bytes_after'] / 1e6:.1f} |")
     if rewrite.get("verdict"):
         lines += ["", f"Rewritten graph: {rewrite['verdict']}"]
+    return lines + [""]
+
+
+def variant_lines(rows: list[dict] | None) -> list[str]:
+    """The compile-variant stage: each variant tried, its Inductor options, compile time and what the gates
+    (or the budget) said of it."""
+    if not rows:
+        return []
+    lines = ["## Compile variants", "", "The model compiled again by Inductor with one option changed, each a "
+             "whole-model candidate through Gates 2-4.", "",
+             "| variant | Inductor options | compile s | verdict |", "|---|---|---|---|"]
+    for r in rows:
+        opts = ", ".join(f"`{k}={v!r}`" for k, v in (r.get("options") or {}).items())
+        compiled = f"{r['compile_seconds']:.1f}" if r.get("compile_seconds") is not None else "-"
+        lines.append(f"| {r['variant']} | {opts} | {compiled} | {one_line(r.get('verdict') or '').replace('|', '/')} |")
     return lines + [""]
 
 

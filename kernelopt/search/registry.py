@@ -54,6 +54,11 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "from window sums of its input; an average pool composed into the convolution before it; "
                   "diag(v) operands as scalings; reductions over size-1 dims), the rewritten graph compiled by "
                   "Inductor as one whole-model candidate", ("strict", "tf32")),
+    GeneratorSpec("compile_variants", "kernelopt.compiled.variants:VARIANTS", ("graph",),
+                  "the whole model compiled again by Inductor with one of its options changed, where the module "
+                  "calls what the option changes (kernelopt/compiled/variants.py: convolutions on NCHW tensors, "
+                  "layout_optimization off); each a whole-model candidate through Gates 2-4, same math",
+                  ("strict", "tf32")),
     GeneratorSpec("launch_config", "kernelopt.search.generators.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
                   "stages), the jit function unchanged; in a kernel file, the launcher's block-size/warps/stages "

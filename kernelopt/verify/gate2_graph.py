@@ -2,7 +2,10 @@
 
 The baseline is the original compiled module (Inductor's own code), run on the real weights; the candidate
 is the rewritten graph's compiled module, fed the same flat arguments. Both run in this child for each of the
-job's seeds, and every output leaf must agree to allclose(1e-3) (docs/architecture.md, Gates).
+job's seeds, and every output leaf must agree to allclose(1e-3) (docs/architecture.md, Gates). With `screen`
+on a GPU, both modules are then timed side by side here (interleaved do_bench rounds): a screen that spares
+Gates 3-4 a candidate already slower in this child (compiled/variants.py), never a verdict: Gate 4 times the
+two apart.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ class GraphGate2Request:
     seeds: list[int] = field(default_factory=lambda: [0, 1, 2])
     dtype: str = "fp32"
     device: str = "cuda"
+    screen: bool = False  # time both modules side by side after the comparison (GPU only)
+    what: str = "the rewritten graph"  # the candidate, in the gate's messages
 
 
 def gate2_graph(req: GraphGate2Request) -> GateResult:
@@ -39,11 +44,22 @@ def gate2_graph(req: GraphGate2Request) -> GateResult:
             torch.manual_seed(seed)
             got = cand.run(cand_mod, inputs)
         if len(got) != len(expected):
-            return GateResult.fail("gate2", f"seed {seed}: the rewritten graph returns {len(got)} outputs, the "
+            return GateResult.fail("gate2", f"seed {seed}: {req.what} returns {len(got)} outputs, the "
                                    f"baseline {len(expected)}", seed=seed)
         for i, (a, b) in enumerate(zip(got, expected, strict=True)):
             problem = compare_close(a, b, GRAPH_RTOL, GRAPH_ATOL, f"output {i} (seed {seed})")
             if problem:
                 return GateResult.fail("gate2", problem, seed=seed, output=i)
-    return GateResult.ok("gate2", f"the rewritten graph's outputs match the baseline module's (allclose "
-                         f"{GRAPH_RTOL:g}) for seeds {list(req.seeds)}", seeds=list(req.seeds))
+    message = (f"{req.what}'s outputs match the baseline module's (allclose {GRAPH_RTOL:g}) for seeds "
+               f"{list(req.seeds)}")
+    if not (req.screen and req.device == "cuda"):
+        return GateResult.ok("gate2", message, seeds=list(req.seeds))
+    from kernelopt.core.timing import bench_interleaved
+
+    inputs = ctx.inputs(req.seeds[0])
+    with torch.no_grad():
+        timing = bench_interleaved({"baseline": lambda: ctx.run(base_mod, inputs),
+                                    "candidate": lambda: cand.run(cand_mod, inputs)}, rounds=3)
+    screen = timing.median_ms["baseline"] / timing.median_ms["candidate"]
+    return GateResult.ok("gate2", f"{message}; screened side by side in this child: {screen:.3f}x",
+                         seeds=list(req.seeds), screen_speedup=screen, screen_ms=dict(timing.median_ms))

@@ -26,9 +26,10 @@ class StitchedRequest:
     dtype: str = "fp32"
     device: str = "cuda"
     rounds: int = 5
-    # a whole-graph candidate: the captured module of a rewritten graph (rewrite/stage.py) instead of the
-    # baseline's with kernels replaced
+    # a whole-graph candidate: the captured module of a rewritten graph (rewrite/stage.py) or of a compile
+    # variant (compiled/variants.py) instead of the baseline's with kernels replaced; `candidate_what` names it
     candidate_dir: str | None = None
+    candidate_what: str = "the rewritten graph"
     # {replacement: the op of the library call it replaces} and the math modes the baseline's calls ran under
     # (compiled.capture.library_math_modes): under `strict` a replacement may compute in its call's mode
     library_ops: dict[str, str] = field(default_factory=dict)

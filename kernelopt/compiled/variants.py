@@ -1,0 +1,106 @@
+"""Whole-model candidates compiled with other Inductor options (issue 35): the same graph, the same math, another
+of the compiler's own choices.
+
+Inductor's max-autotune picks each convolution's kernel by timing the convolution alone, and its layout
+optimization converts the activations around cuDNN's calls to channels-last whatever follows. Neither choice
+is weighed on the whole model: on the H200, `layout_optimization=False` ran level2/04 (a convolution, GroupNorm
+and a mean) 1.123x faster than the baseline and six other convolution models 0.64-0.89x as fast
+(benchmarks/results/2026-12-04-h200-conv-inductor-variants). A variant here is a whole-model candidate: the
+model compiled again under the baseline's options plus the variant's, captured in its own directory like the
+baseline, then taken through Gate 2 (against the baseline module, with a side-by-side screen of both modules'
+speed) and Gates 3-4 by pipeline/compile_variants.py. Gate 4 decides; the screen only spares the gates a
+variant that is slower already in Gate 2's child.
+
+A variant changes no arithmetic of the baseline's calls: cuDNN computes under the math modes the capture
+recorded, and Inductor's kernels keep the data's precision.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Optional
+
+from kernelopt.compiled.group import CONV_OPS
+
+VARIANT_DIR = "variant-{name}"
+
+
+@dataclass(frozen=True)
+class CompileVariant:
+    name: str
+    options: Mapping[str, object]  # Inductor config patches over the baseline's (compiled.capture)
+    touches: str  # one line: what it changes, for reports and `kernelopt generators`
+    calls: frozenset[str]  # the library ops (op_name) of which the baseline must call one for it to matter
+    devices: tuple[str, ...] = ("cuda",)  # where the option changes Inductor's code
+
+
+VARIANTS: tuple[CompileVariant, ...] = (
+    CompileVariant(
+        "nchw_convolutions", {"layout_optimization": False},
+        "convolutions on the model's own NCHW tensors (Inductor's layout_optimization off): no channels-last "
+        "copies around cuDNN's calls, the epilogue kernels reading NCHW", frozenset(CONV_OPS),
+        # Inductor's layout optimization is for GPU convolutions only: on the CPU both compile the same module
+        devices=("cuda",)),
+)
+
+
+def applicable(library_ops: set[str], device: str,
+               variants: tuple[CompileVariant, ...] = VARIANTS) -> list[CompileVariant]:
+    """The variants that can change a module calling `library_ops` (op names, compiled.module_parse.op_name) on
+    `device`."""
+    return [v for v in variants if v.calls & library_ops and device in v.devices]
+
+
+@dataclass
+class VariantRequest:
+    problem_path: str
+    workdir: str  # the job's; the baseline's capture is there
+    name: str  # a CompileVariant's
+    dtype: str = "fp32"
+    device: str = "cuda"
+    weights: str | None = None
+
+
+@dataclass
+class VariantResult:
+    name: str
+    candidate_dir: Optional[str] = None  # the variant's capture, when it compiled to other code than the baseline
+    compile_seconds: float = 0.0
+    note: str = ""  # one line: what happened
+    options: dict = field(default_factory=dict)
+
+
+def variant_by_name(name: str) -> CompileVariant:
+    for v in VARIANTS:
+        if v.name == name:
+            return v
+    raise ValueError(f"no compile variant named {name!r} (known: {', '.join(v.name for v in VARIANTS)})")
+
+
+def capture_variant(req: VariantRequest) -> VariantResult:
+    """The model compiled under the variant's options and captured in `<workdir>/variant-<name>/` (a child
+    stage: it runs the submission). A variant whose module is the baseline's own code is no candidate."""
+    from kernelopt.compiled.capture import CaptureRequest, capture_model
+    from kernelopt.compiled.graph import CapturedGraph, Reproduction
+
+    v = variant_by_name(req.name)
+    out = Path(req.workdir) / VARIANT_DIR.format(name=v.name)
+    cg = capture_model(CaptureRequest(req.problem_path, str(out), req.dtype, req.device, weights=req.weights,
+                                      context_timing=False, inductor_options=dict(v.options)))
+    result = VariantResult(v.name, compile_seconds=cg.compile_seconds, options=dict(v.options))
+    baseline = Path(CapturedGraph.load(req.workdir).module_path).read_text()
+    if _code(Path(cg.module_path).read_text()) == _code(baseline):
+        result.note = f"{v.name}: Inductor compiled the same module as the baseline's: no candidate"
+    elif cg.reproduction == Reproduction.NO.value:
+        result.note = (f"{v.name}: Gate 1: the variant's module did not reproduce its own compiled output when "
+                       "re-executed: no candidate")
+    else:
+        result.candidate_dir = str(out)
+        result.note = f"{v.name}: compiled in {cg.compile_seconds:.1f} s to other code than the baseline's"
+    return result
+
+
+def _code(source: str) -> str:
+    """A module's code without its comments and blank lines (Inductor writes paths and timings in comments)."""
+    lines = (ln.split("#", 1)[0].rstrip() for ln in source.splitlines())
+    return "\n".join(ln for ln in lines if ln)
