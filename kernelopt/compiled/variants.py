@@ -31,7 +31,7 @@ class CompileVariant:
     options: Mapping[str, object]  # Inductor config patches over the baseline's (compiled.capture)
     touches: str  # one line: what it changes, for reports and `kernelopt generators`
     calls: frozenset[str]  # the library ops (op_name) of which the baseline must call one for it to matter
-    devices: tuple[str, ...] = ("cuda",)  # where the option changes Inductor's code
+    devices: tuple[str, ...] = ("cuda", "cpu")  # where the option changes Inductor's code
 
 
 VARIANTS: tuple[CompileVariant, ...] = (
@@ -39,8 +39,7 @@ VARIANTS: tuple[CompileVariant, ...] = (
         "nchw_convolutions", {"layout_optimization": False},
         "convolutions on the model's own NCHW tensors (Inductor's layout_optimization off): no channels-last "
         "copies around cuDNN's calls, the epilogue kernels reading NCHW", frozenset(CONV_OPS),
-        # Inductor's layout optimization is for GPU convolutions only: on the CPU both compile the same module
-        devices=("cuda",)),
+        devices=("cuda", "cpu")),  # on the CPU too, Inductor converts a convolution's input to channels-last
 )
 
 
