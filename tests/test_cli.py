@@ -121,7 +121,7 @@ def test_bench_reports_outcomes_and_causes(tmp_path):
     # ...and the cause whole, on the console and in bench.md (they were cut at 120 and 90 characters)
     cause = summary["rows"][0]["result"]["cause"]
     assert len(cause) > 120 and f" — {cause} (" in proc.stdout and f" | {cause} |" in bench_md, (cause, bench_md)
-    assert "stage s (L/C/R/P/S/V)" in (tmp_path / "bench.md").read_text()
+    assert "stage s (L/C/R/Va/P/S/V)" in (tmp_path / "bench.md").read_text()
     # no --time-limit: a kernel folder's default, stated (issue 37: the bench's default limit says what it is)
     assert summary["rows"][0]["time_limit_s"] == 300 and "Time limit per problem: all 300 s." in bench_md
     # each row says which engine source ran it (a resumed run may mix engines: pipeline.provenance)
