@@ -172,7 +172,7 @@ def test_plain_tf32_fails_gate3_under_strict_and_emulation_needs_the_float64_tes
 
 def test_registry_lists_generators_with_what_they_touch():
     names = [d["name"] for d in describe()]
-    assert names == ["graph_rewrite", "launch_config", "gemm_fp32", "conv_fp32", "cudnn_autotune",
+    assert names == ["graph_rewrite", "compile_variants", "launch_config", "gemm_fp32", "conv_fp32", "cudnn_autotune",
                      "conv_transpose_phases", "helion_config", "llm", "llm_codegen", "llm_fusion"]
     assert GENERATORS["graph_rewrite"].targets == ("graph",) and "rewrite/catalogue.py" in GENERATORS["graph_rewrite"].touches
     spec = GENERATORS["gemm_fp32"]
@@ -203,8 +203,9 @@ def test_cli_lists_the_generators(capsys):
     assert main(["generators"]) == 0
     out = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in out]
-    assert names[:4] == ["graph_rewrite", "launch_config", "gemm_fp32", "conv_fp32"]
-    assert set(names) == {"graph_rewrite", "launch_config", "gemm_fp32", "conv_fp32", "cudnn_autotune",
+    assert names[:5] == ["graph_rewrite", "compile_variants", "launch_config", "gemm_fp32", "conv_fp32"]
+    assert "[default; graph; strict/tf32; fp32/bf16/fp16]" in out[names.index("compile_variants")]
+    assert set(names) == {"graph_rewrite", "compile_variants", "launch_config", "gemm_fp32", "conv_fp32", "cudnn_autotune",
                           "conv_transpose_phases", "helion_config", "llm", "llm_codegen", "llm_fusion"}
     assert "[default; kernel-file; strict/tf32; fp32/bf16/fp16]" in out[names.index("helion_config")]
     assert "[opt-in; chain; strict/tf32; fp32/bf16/fp16]" in out[names.index("llm_fusion")]
