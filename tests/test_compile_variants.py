@@ -58,6 +58,21 @@ def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the
     assert _code(variant) != _code(baseline)
 
 
+def test_a_variant_the_budget_cannot_hold_is_not_tried_and_the_report_says_why(tmp_path):
+    problem = PROBLEMS / "conv_bn_relu.py"
+    ctx = JobContext(str(problem), tmp_path, JobOptions(time_budget_s=90, generators=["compile_variants"]))
+    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__, triton_version="",
+                            ncu=False)
+    try:
+        run_model_job(ctx, load_problem(LoadRequest(str(problem), device="cpu")))
+    finally:
+        ctx.close()
+    [row] = ctx.report["compile_variants"]
+    assert row["verdict"].startswith("not tried: a compile and verification of this model are expected to take "), row
+    assert "more than 60% of the" in row["verdict"] and "compile_seconds" not in row, row
+    assert not (tmp_path / "variant-nchw_convolutions").exists()
+
+
 def test_comments_do_not_make_two_modules_differ():
     assert _code("x = 1  # /tmp/a\n\n# kernel path: /tmp/b\ny = 2\n") == _code("x = 1 # other\ny = 2")
     assert _code("x = 1\n") != _code("x = 2\n")
