@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt.compiled.variants import VARIANTS, _code, applicable, variant_by_name
+from kernelopt.compiled.variants import VARIANTS, _code, _conv_templates_tf32, applicable, variant_by_name
 from kernelopt.load.stage import LoadRequest, load_problem
 from kernelopt.pipeline.bench import _stage_cell
 from kernelopt.pipeline.context import JobContext
@@ -15,24 +15,74 @@ from kernelopt.pipeline.model_job import run_model_job
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.pipeline.report import variant_lines
 from kernelopt.search.registry import GENERATORS
+from kernelopt.verify.precision import strict_verdict, whole_graph_judged
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 SUITE = Path(__file__).resolve().parent.parent / "benchmarks" / "problems"
+CAPTURED = Path(__file__).parent / "testdata" / "captured"
 
 
 def test_a_variant_applies_where_the_module_calls_what_it_changes_on_the_device_it_changes():
-    nchw = variant_by_name("nchw_convolutions")
-    assert applicable({"convolution", "addmm"}, "cuda") == [nchw]
-    assert applicable({"addmm", "mm"}, "cuda") == []  # no convolution: layout optimization changes nothing
-    assert applicable({"convolution"}, "cpu") == [nchw]
-    assert applicable({"convolution"}, "mps", VARIANTS) == []  # only where it is known to change the code
+    nchw, tf32, fused = (variant_by_name(n) for n in ("nchw_convolutions", "tf32_conv_templates",
+                                                      "fused_conv_templates"))
+    tf32_on = {"cudnn.allow_tf32": True, "cuda.matmul.allow_tf32": False}
+    assert applicable({"convolution", "addmm"}, "cuda", tf32_on) == [nchw, tf32, fused]
+    assert applicable({"addmm", "mm"}, "cuda", tf32_on) == []  # no convolution: nothing these options change
+    # TF32 templates only where the baseline's cuDNN convolutions ran TF32 (the capture's recorded mode)
+    assert applicable({"convolution"}, "cuda", {"cudnn.allow_tf32": False}) == [nchw]
+    assert applicable({"convolution"}, "cuda", {}) == [nchw]
+    # on the CPU there are no Triton templates, but Inductor's layout optimization converts layouts there too
+    assert applicable({"convolution"}, "cpu", tf32_on) == [nchw]
+    assert applicable({"convolution"}, "mps", tf32_on) == []  # only where it is known to change the code
     assert dict(nchw.options) == {"layout_optimization": False}
+    assert dict(fused.options) == {"max_autotune_conv_backends": "TRITON"} and fused.tf32_conv_templates
     with pytest.raises(ValueError, match="no compile variant named 'bogus'"):
         variant_by_name("bogus")
     # one source of truth: the registry's entry names the variants' module, and every variant says what it touches
     assert GENERATORS["compile_variants"].targets == ("graph",)
     assert GENERATORS["compile_variants"].factory == "kernelopt.compiled.variants:VARIANTS"
     assert all(v.touches and v.calls and v.devices for v in VARIANTS)
+
+
+def test_the_tf32_template_flag_is_set_while_inductor_compiles_and_restored():
+    # Inductor states its convolution templates' ALLOW_TF32 from cudnn.fp32_precision, which PyTorch leaves
+    # "none" while cuDNN's convolutions run TF32 (cudnn.conv.fp32_precision "tf32"): the variant sets it
+    before = torch.backends.cudnn.fp32_precision
+    with _conv_templates_tf32(True):
+        assert torch.backends.cudnn.fp32_precision == "tf32"
+    assert torch.backends.cudnn.fp32_precision == before
+    with _conv_templates_tf32(False):
+        assert torch.backends.cudnn.fp32_precision == before
+
+
+def _tf32_template_module() -> tuple[str, str]:
+    """(a captured module whose convolution is Inductor's Triton template, the same with the template in TF32)."""
+    source = (CAPTURED / "conv_bn_relu" / "baseline_module.py").read_text()
+    assert "ALLOW_TF32 : tl.constexpr = False" in source and "triton_tem_fused_convolution_2" in source
+    return source, source.replace("ALLOW_TF32 : tl.constexpr = False", "ALLOW_TF32 : tl.constexpr = True")
+
+
+def test_a_tf32_convolution_template_in_a_whole_model_candidate_passes_strict_only_where_cudnn_ran_tf32():
+    baseline, candidate = _tf32_template_module()
+    what = "the model compiled with fused_conv_templates"
+    judged, ops = whole_graph_judged(what, candidate)
+    name = f"{what}: triton_tem_fused_convolution_2"
+    assert ops == {name: "convolution"} and set(judged) == {what, name}
+    assert "ALLOW_TF32" not in judged[what] and "tl.constexpr = True" in judged[name]
+    # the baseline's convolutions ran TF32: the template's TF32 is the baseline's own math
+    assert strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": True}) == (None, {})
+    # where the capture recorded TF32 off, the same template is rejected, naming the mode
+    why, _ = strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": False})
+    assert why and "computes its cuDNN convolution in TF32" in why and "`cudnn.allow_tf32` = False" in why, why
+    # judged whole (before whole_graph_judged), the template's TF32 was refused whatever the mode
+    why, _ = strict_verdict({what: candidate}, baseline, "fp32", {}, {"cudnn.allow_tf32": True})
+    assert why and "rejected under the strict policy" in why
+    # TF32 anywhere else in the module is still refused: a pointwise kernel's dot is no convolution
+    pointwise = candidate.replace("def triton_poi_fused", "def triton_poi_fused_tf32_dot_x(a):\n"
+                                  "    return tl.dot(a, a, allow_tf32=True)\n\n\ndef triton_poi_fused", 1)
+    judged, ops = whole_graph_judged(what, pointwise)
+    why, _ = strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": True})
+    assert why and why.startswith(f"{what} computes") and "TF32" in why, why
 
 
 def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the_cpu_without_a_speed(tmp_path):
@@ -92,25 +142,36 @@ def test_the_report_and_the_bench_show_each_variant_and_its_stage_time():
 
 
 @pytest.mark.gpu
-def test_a_convolution_model_compiled_on_nchw_tensors_goes_through_the_gates(tmp_path):
+def test_a_convolution_model_compiled_three_ways_goes_through_the_gates(tmp_path):
     """Suite level2/04 (a convolution, GroupNorm and a mean), where layout_optimization=False ran 1.123x faster on
-    an H200 (benchmarks/results/2026-12-04-h200-conv-inductor-variants): the variant is compiled to other code
-    than the baseline's and takes the gates; deployed only with Gate 4's verdict, and then `check` passes."""
+    an H200 (benchmarks/results/2026-12-04-h200-conv-inductor-variants): each variant is compiled to other code than
+    the baseline's and screened in Gate 2; the TF32 templates are Inductor's convolution templates with
+    ALLOW_TF32 on, and Gate 3 never refuses that TF32 under `strict` (the baseline's cuDNN ran TF32). A variant
+    is deployed only with Gate 4's verdict, and then `check` passes."""
     from kernelopt.pipeline.check import CheckRequest, run_check
     from kernelopt.pipeline.job import run_job
-    from kernelopt.pipeline.options import JobOptions
 
     problem = SUITE / "level2" / "04_conv_groupnorm_mean.py"
-    result = run_job(str(problem), tmp_path, JobOptions(time_budget_s=300, generators=["compile_variants"]))
+    result = run_job(str(problem), tmp_path, JobOptions(time_budget_s=500, generators=["compile_variants"]))
     report = json.loads((tmp_path / "report.json").read_text())
-    [row] = report["compile_variants"]
-    assert row["variant"] == "nchw_convolutions" and row["compile_seconds"] > 0, row
-    assert "to other code than the baseline's" in row["note"], row
-    assert row["gate2"]["passed"] and row["gate2"]["metrics"]["screen_speedup"] > 0, row
+    rows = {r["variant"]: r for r in report["compile_variants"]}
+    assert list(rows) == ["nchw_convolutions", "tf32_conv_templates", "fused_conv_templates"], rows
+    for row in rows.values():
+        assert row.get("compile_seconds", 0) > 0 or row["verdict"].startswith("not tried: "), row
+        if "gate2" in row:
+            assert row["gate2"]["passed"] and row["gate2"]["metrics"]["screen_speedup"] > 0, row
+        if "gate3" in row:  # the templates' TF32 is the baseline's own math for a convolution
+            assert "reduced precision" not in row["gate3"]["message"] and "TF32" not in row["gate3"]["message"], row
+    fused = (tmp_path / "variant-fused_conv_templates" / "baseline_module.py").read_text()
+    assert "triton_tem_fused_convolution" in fused and "ALLOW_TF32 : tl.constexpr = True" in fused
+    assert "extern_kernels.convolution" not in fused
+    assert rows["fused_conv_templates"]["options"] == {"max_autotune_conv_backends": "TRITON",
+                                                       "cudnn.fp32_precision": "tf32"}
+    deployed = [n for n, r in rows.items() if r["verdict"] == "deployed"]
     if result.outcome == "optimized":
-        assert row["verdict"] == "deployed" and row["gate4"]["passed"], row
-        assert "nchw_convolutions" in result.cause and result.speedup >= 1.05
+        [name] = deployed
+        assert rows[name]["gate4"]["passed"] and name in result.cause and result.speedup >= 1.05
         check = run_check(CheckRequest(str(tmp_path / "optimized_module.py"), str(problem)))
         assert check["passed"], check["summary"]
     else:
-        assert row["verdict"].startswith(("Gate 2 passed; screened at", "Gates 1-3 passed; Gate 4 failed")), row
+        assert not deployed, rows

@@ -112,7 +112,9 @@ def is_group_name(name: str) -> bool:
 # detection (graph level)
 # ---------------------------------------------------------------------------
 
-def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
+def anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
+    """(the library op, "library" | "template") of step `i` when it computes a GEMM or a convolution: a
+    library call, or a Triton template Inductor generated for one; None otherwise."""
     step = graph.steps[i]
     if step.kind == "library" and step.target.startswith(("extern_kernels.", "torch.ops.aten.", "aten.")):
         op = op_name(step.target)
@@ -136,7 +138,7 @@ def _anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
 def _detect(graph: KernelGraph) -> list[LibraryGroup]:
     groups = []
     for step in graph.steps:
-        found = _anchor_op(graph, step.index)
+        found = anchor_op(graph, step.index)
         if found is None:
             continue
         op, kind = found
@@ -145,7 +147,7 @@ def _detect(graph: KernelGraph) -> list[LibraryGroup]:
         for nxt in graph.steps[step.index + 1:]:
             if nxt.kind == "alloc":
                 continue
-            if nxt.kind in EPILOGUE_KINDS and _anchor_op(graph, nxt.index) is None and written & set(nxt.reads):
+            if nxt.kind in EPILOGUE_KINDS and anchor_op(graph, nxt.index) is None and written & set(nxt.reads):
                 members.append(nxt.index)
                 written |= set(nxt.writes)
                 continue

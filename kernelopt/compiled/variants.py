@@ -11,14 +11,20 @@ baseline, then taken through Gate 2 (against the baseline module, with a side-by
 speed) and Gates 3-4 by pipeline/compile_variants.py. Gate 4 decides; the screen only spares the gates a
 variant that is slower already in Gate 2's child.
 
-A variant changes no arithmetic of the baseline's calls: cuDNN computes under the math modes the capture
-recorded, and Inductor's kernels keep the data's precision.
+Inductor states its Triton convolution templates in IEEE fp32 unless `torch.backends.cudnn.fp32_precision` is
+"tf32" (torch/_inductor/kernel/conv.py), while cuDNN's convolutions run TF32 by PyTorch's default
+(`cudnn.allow_tf32`, `cudnn.conv.fp32_precision` "tf32"): max-autotune weighs IEEE templates against TF32 cuDNN.
+The `*_conv_templates` variants compile with that flag set, so the templates compute in the math the baseline's
+convolutions ran in; they apply only where the capture recorded `cudnn.allow_tf32` on, and Gate 3 judges each
+convolution template as a replacement of a convolution (verify.precision.whole_graph_judged): under `strict` it
+may compute in TF32 there and nowhere else. Every other variant changes no arithmetic of the baseline's calls.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 from kernelopt.compiled.group import CONV_OPS
 
@@ -32,6 +38,9 @@ class CompileVariant:
     touches: str  # one line: what it changes, for reports and `kernelopt generators`
     calls: frozenset[str]  # the library ops (op_name) of which the baseline must call one for it to matter
     devices: tuple[str, ...] = ("cuda", "cpu")  # where the option changes Inductor's code
+    # compiled with cudnn.fp32_precision = "tf32": Inductor's convolution templates in TF32, as cuDNN's calls
+    tf32_conv_templates: bool = False
+    requires: tuple[str, ...] = ()  # math modes the capture must have recorded on (compiled.capture.library_math)
 
 
 VARIANTS: tuple[CompileVariant, ...] = (
@@ -40,14 +49,25 @@ VARIANTS: tuple[CompileVariant, ...] = (
         "convolutions on the model's own NCHW tensors (Inductor's layout_optimization off): no channels-last "
         "copies around cuDNN's calls, the epilogue kernels reading NCHW", frozenset(CONV_OPS),
         devices=("cuda", "cpu")),  # on the CPU too, Inductor converts a convolution's input to channels-last
+    CompileVariant(
+        "tf32_conv_templates", {},
+        "Inductor's Triton convolution templates in TF32, the math cuDNN's calls ran in: its max-autotune weighs "
+        "them against cuDNN on equal math, per convolution", frozenset(CONV_OPS), devices=("cuda",),
+        tf32_conv_templates=True, requires=("cudnn.allow_tf32",)),
+    CompileVariant(
+        "fused_conv_templates", {"max_autotune_conv_backends": "TRITON"},
+        "every 2-D/3-D convolution as Inductor's Triton template in TF32 (the math cuDNN's calls ran in) with its "
+        "epilogue fused into it, instead of cuDNN's call and a separate epilogue kernel", frozenset(CONV_OPS),
+        devices=("cuda",), tf32_conv_templates=True, requires=("cudnn.allow_tf32",)),
 )
 
 
-def applicable(library_ops: set[str], device: str,
+def applicable(library_ops: set[str], device: str, modes: Mapping[str, object],
                variants: tuple[CompileVariant, ...] = VARIANTS) -> list[CompileVariant]:
     """The variants that can change a module calling `library_ops` (op names, compiled.module_parse.op_name) on
-    `device`."""
-    return [v for v in variants if v.calls & library_ops and device in v.devices]
+    `device`, whose baseline ran under the math `modes` the capture recorded."""
+    return [v for v in variants
+            if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)]
 
 
 @dataclass
@@ -84,8 +104,9 @@ def capture_variant(req: VariantRequest) -> VariantResult:
 
     v = variant_by_name(req.name)
     out = Path(req.workdir) / VARIANT_DIR.format(name=v.name)
-    cg = capture_model(CaptureRequest(req.problem_path, str(out), req.dtype, req.device, weights=req.weights,
-                                      context_timing=False, inductor_options=dict(v.options)))
+    with _conv_templates_tf32(v.tf32_conv_templates):
+        cg = capture_model(CaptureRequest(req.problem_path, str(out), req.dtype, req.device, weights=req.weights,
+                                          context_timing=False, inductor_options=dict(v.options)))
     result = VariantResult(v.name, compile_seconds=cg.compile_seconds, options=dict(v.options))
     baseline = Path(CapturedGraph.load(req.workdir).module_path).read_text()
     if _code(Path(cg.module_path).read_text()) == _code(baseline):
@@ -97,6 +118,22 @@ def capture_variant(req: VariantRequest) -> VariantResult:
         result.candidate_dir = str(out)
         result.note = f"{v.name}: compiled in {cg.compile_seconds:.1f} s to other code than the baseline's"
     return result
+
+
+@contextlib.contextmanager
+def _conv_templates_tf32(on: bool) -> Iterator[None]:
+    """While Inductor compiles: its convolution templates in TF32 (`cudnn.fp32_precision` "tf32"), restored after."""
+    if not on:
+        yield
+        return
+    import torch
+
+    before = torch.backends.cudnn.fp32_precision
+    torch.backends.cudnn.fp32_precision = "tf32"
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.fp32_precision = before
 
 
 def _code(source: str) -> str:

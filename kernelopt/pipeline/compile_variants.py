@@ -21,7 +21,12 @@ from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.budget import verify_cost_s
 from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
-from kernelopt.pipeline.graph_candidate import GraphGates, deploy_graph_candidate, gate_graph_candidate
+from kernelopt.pipeline.graph_candidate import (
+    GraphGates,
+    deploy_graph_candidate,
+    gate2_graph_candidate,
+    gates_3_4_graph_candidate,
+)
 from kernelopt.pipeline.options import JobResult
 
 GENERATOR = "compile_variants"  # its name in search/registry.py
@@ -30,6 +35,7 @@ GENERATOR = "compile_variants"  # its name in search/registry.py
 # ~30 s compile) that is about 90 s of ~155 s, and there the kernel search has found nothing to gain on the
 # convolutions; a network whose max-autotune compile takes minutes keeps its time for the search instead.
 VARIANT_SHARE = 0.6
+GATE2_S = 15.0  # Gate 2's child on a variant: the model started, three seeds compared, both modules timed
 
 
 def library_ops(module_source: str) -> set[str]:
@@ -38,66 +44,106 @@ def library_ops(module_source: str) -> set[str]:
 
 
 def variants_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, device: str) -> Optional[JobResult]:
-    """The job's result when a compile variant passes every gate; None to go on with the kernel search."""
+    """The job's result when a compile variant passes every gate; None to go on with the kernel search.
+
+    Each applicable variant is compiled and taken through Gate 2 (with the side-by-side screen on a GPU) while
+    the budget holds it; then Gates 3-4 run on the screened variants, fastest first, until one passes."""
     if GENERATOR not in ctx.options.generators:
         return None
-    chosen = applicable(library_ops(Path(cg.module_path).read_text()), device)
+    modes = cg.library_math if device == "cuda" else {}
+    chosen = applicable(library_ops(Path(cg.module_path).read_text()), device, modes)
     if not chosen:
         return None
     rows: list[dict] = []
     ctx.report["compile_variants"] = rows
-    passed: list[tuple[CompileVariant, str, GraphGates]] = []
-    # one variant costs a compile of the model (the baseline's took cg.compile_seconds) and its verification
-    cost_s = 1.2 * cg.compile_seconds + verify_cost_s(ctx.stage_seconds.get("load", 0.0))
+    gamma = ctx.options.gamma if device == "cuda" else None
+    # a variant costs a compile of the model (the baseline's took cg.compile_seconds) and Gate 2's child; the
+    # verification of the one that goes on is counted once
+    compile_s = 1.2 * cg.compile_seconds + GATE2_S
+    verify_s = verify_cost_s(ctx.stage_seconds.get("load", 0.0))
+    screened: list[tuple[float, CompileVariant, str, dict]] = []
     for variant in chosen:
-        row: dict = {"variant": variant.name, "options": dict(variant.options), "touches": variant.touches}
+        row: dict = {"variant": variant.name, "options": _options_dict(variant), "touches": variant.touches}
         rows.append(row)
         available_s = ctx.remaining_s() - ctx.keep_for_verification()
+        cost_s = compile_s + (0.0 if screened else verify_s)
         if cost_s > VARIANT_SHARE * available_s:
-            row["verdict"] = (f"not tried: a compile and verification of this model are expected to take "
-                              f"{cost_s:.0f} s, more than {VARIANT_SHARE:.0%} of the {max(0.0, available_s):.0f} s the "
-                              "search has besides what it keeps for verification")
+            row["verdict"] = (f"not tried: a compile{'' if screened else ' and verification'} of this model "
+                              f"{'is' if screened else 'are'} expected to take {cost_s:.0f} s, more than "
+                              f"{VARIANT_SHARE:.0%} of the {max(0.0, available_s):.0f} s the search has besides what "
+                              "it keeps for verification")
             ctx.emit("variants", "progress", f"{variant.name}: {row['verdict']}")
             continue
         with ctx.stage("variants", f"the model compiled with {variant.name} ({_options(variant)})"):
+            candidate_dir = _compile(ctx, variant, device, row)
+            if candidate_dir is None:
+                continue
             try:
-                vr: VariantResult = ctx.child(
-                    capture_variant, VariantRequest(ctx.problem_path, str(ctx.workdir), variant.name, ctx.options.dtype,
-                                                    device, weights=ctx.weights),
-                    limit_s=max(60.0, 0.4 * ctx.remaining_s()), what=f"compiling the model ({variant.name})",
-                    session=ctx.setup_session)
-            except (JobFailed, JobFallback) as exc:  # never the submission's fault: the capture stage ran it
+                why = gate2_graph_candidate(ctx, candidate_dir, row, device, _what(variant), screen_gamma=gamma)
+            except (JobFailed, JobFallback) as exc:  # a child that crashed or timed out ends the variant, not the job
                 if ctx.remaining_s() <= 1:
                     raise
-                row["verdict"] = f"the variant did not compile: {clip(str(exc), 400)}"
-                ctx.emit("variants", "progress", f"{variant.name}: {row['verdict']}")
+                why = f"Gate 2 did not finish: {clip(str(exc), 400)}"
+            if why is not None:
+                row["verdict"] = why
+                ctx.emit("variants", "progress", f"{variant.name}: {why}")
                 continue
-            row.update(compile_seconds=vr.compile_seconds, note=vr.note)
-            ctx.emit("variants", "progress", vr.note, compile_seconds=round(vr.compile_seconds, 1))
-            if not vr.candidate_dir:
-                row["verdict"] = vr.note
-                continue
+            speed = float(row["gate2"].metrics.get("screen_speedup") or 0.0)
+            row["verdict"] = "passed Gate 2" + (f", screened at {speed:.3f}x" if speed else "")
+            screened.append((speed, variant, candidate_dir, row))
+    for i, (_, variant, candidate_dir, row) in enumerate(sorted(screened, key=lambda c: -c[0])):
+        # the first one's verification was counted before its compile; another one needs the budget for its own
+        if i and ctx.remaining_s() - ctx.keep_for_verification() < verify_s:
+            row["verdict"] += "; not verified: the budget holds no more verifications"
+            continue
+        with ctx.stage("variants", f"Gates 3-4 on the model compiled with {variant.name}"):
             try:
-                gates = gate_graph_candidate(ctx, vr.candidate_dir, row, load, device, f"the model compiled with "
-                                             f"{variant.name}", screen_gamma=ctx.options.gamma)
+                gates = gates_3_4_graph_candidate(ctx, candidate_dir, row, load, device, _what(variant))
             except (JobFailed, JobFallback) as exc:
                 if ctx.remaining_s() <= 1:
                     raise
                 gates = GraphGates(why=f"the gates did not finish: {clip(str(exc), 400)}")
-            row["verdict"] = "passed Gates 2-4" if gates.verdict else gates.why
-            ctx.emit("variants", "progress", f"{variant.name}: {row['verdict']}")
-            if gates.verdict is not None:
-                passed.append((variant, vr.candidate_dir, gates))
-    if not passed:
+        if gates.verdict is None:
+            row["verdict"] = gates.why
+            ctx.emit("variants", "progress", f"{variant.name}: {gates.why}")
+            continue
+        row["verdict"] = "deployed"
+        ctx.emit("verify", "progress", f"compile variant {variant.name} deployed: {gates.speedup:.3f}x")
+        return deploy_graph_candidate(
+            ctx, candidate_dir, gates, f"KernelOPT optimized module for {Path(ctx.problem_path).name}: the model "
+            f"compiled by Inductor with {_options(variant)} ({variant.name}).",
+            f"with the model compiled by Inductor with {_options(variant)} ({variant.name}: {variant.touches})")
+    return None
+
+
+def _compile(ctx: JobContext, variant: CompileVariant, device: str, row: dict) -> Optional[str]:
+    """The variant's capture directory, or None (it did not compile, or compiled to the baseline's code)."""
+    try:
+        vr: VariantResult = ctx.child(
+            capture_variant, VariantRequest(ctx.problem_path, str(ctx.workdir), variant.name, ctx.options.dtype,
+                                            device, weights=ctx.weights),
+            limit_s=max(60.0, 0.4 * ctx.remaining_s()), what=f"compiling the model ({variant.name})",
+            session=ctx.setup_session)
+    except (JobFailed, JobFallback) as exc:  # never the submission's fault: the capture stage ran it
+        if ctx.remaining_s() <= 1:
+            raise
+        row["verdict"] = f"the variant did not compile: {clip(str(exc), 400)}"
+        ctx.emit("variants", "progress", f"{variant.name}: {row['verdict']}")
         return None
-    variant, candidate_dir, gates = max(passed, key=lambda p: p[2].speedup)
-    next(r for r in rows if r["variant"] == variant.name)["verdict"] = "deployed"
-    ctx.emit("verify", "progress", f"compile variant {variant.name} deployed: {gates.speedup:.3f}x")
-    return deploy_graph_candidate(
-        ctx, candidate_dir, gates, f"KernelOPT optimized module for {Path(ctx.problem_path).name}: the model "
-        f"compiled by Inductor with {_options(variant)} ({variant.name}).",
-        f"with the model compiled by Inductor with {_options(variant)} ({variant.name}: {variant.touches})")
+    row.update(compile_seconds=vr.compile_seconds, note=vr.note)
+    ctx.emit("variants", "progress", vr.note, compile_seconds=round(vr.compile_seconds, 1))
+    if not vr.candidate_dir:
+        row["verdict"] = vr.note
+    return vr.candidate_dir
+
+
+def _what(variant: CompileVariant) -> str:
+    return f"the model compiled with {variant.name}"
+
+
+def _options_dict(variant: CompileVariant) -> dict:
+    return {**variant.options, **({"cudnn.fp32_precision": "tf32"} if variant.tf32_conv_templates else {})}
 
 
 def _options(variant: CompileVariant) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in variant.options.items())
+    return ", ".join(f"{k}={v!r}" for k, v in _options_dict(variant).items())

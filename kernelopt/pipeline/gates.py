@@ -27,6 +27,7 @@ from kernelopt.verify.model_outputs import (
     candidate_outputs,
     reference_outputs,
 )
+from kernelopt.verify.precision import whole_graph_judged
 from kernelopt.verify.result import GateResult
 from kernelopt.verify.stitched_model import StitchedRequest
 from kernelopt.verify.timing_apart import (
@@ -77,12 +78,14 @@ def _gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
             out_req, out_dir=str(cand_dir), replacements=dict(req.replacements), candidate_dir=req.candidate_dir,
             float64=False), {}
 
-    judged = ({req.candidate_what: Path(CapturedGraph.load(req.candidate_dir).module_path).read_text()}
-              if req.candidate_dir else dict(req.replacements))
+    judged, library_ops = dict(req.replacements), dict(req.library_ops)
+    if req.candidate_dir:  # a whole-model candidate: its library-op templates judged as those ops' replacements
+        judged, library_ops = whole_graph_judged(
+            req.candidate_what, Path(CapturedGraph.load(req.candidate_dir).module_path).read_text())
     return _judged_apart(ctx, ("model", seeds), ref_dir, Path(req.workdir), reference, candidate,
                          lambda ref, cand, cand_dir: JudgeRequest(
                              str(ref_dir), str(cand_dir), ref, cand, list(seeds), req.precision, req.rho_max, req.dtype,
-                             judged, baseline_source, dict(req.library_ops), dict(req.library_modes)))
+                             judged, baseline_source, library_ops, dict(req.library_modes)))
 
 
 def kernel_gate3(ctx: JobContext, source: str, seeds: list[int], precision: str, rho_max: float, dtype: str,

@@ -41,6 +41,16 @@ def gate_graph_candidate(ctx: JobContext, candidate_dir: str, report: dict, load
     """Gates 2-4 on the candidate captured in `candidate_dir`, each verdict recorded in `report`. With
     `screen_gamma` (on a GPU), Gate 2's child also times both modules side by side and a candidate below that
     speedup there goes no further (a screen, not a verdict: Gate 4 decides)."""
+    why = gate2_graph_candidate(ctx, candidate_dir, report, device, what, screen_gamma)
+    if why is not None:
+        return GraphGates(why=why)
+    return gates_3_4_graph_candidate(ctx, candidate_dir, report, load, device, what)
+
+
+def gate2_graph_candidate(ctx: JobContext, candidate_dir: str, report: dict, device: str, what: str,
+                          screen_gamma: Optional[float] = None) -> Optional[str]:
+    """Gate 2 (and the screen, with `screen_gamma` on a GPU), recorded in `report`: None when the candidate
+    goes on to Gates 3-4, else why not."""
     opts = ctx.options
     g2 = ctx.child(gate2_graph, GraphGate2Request(ctx.problem_path, str(ctx.workdir), candidate_dir,
                                                   list(opts.seeds), opts.dtype, device,
@@ -48,14 +58,23 @@ def gate_graph_candidate(ctx: JobContext, candidate_dir: str, report: dict, load
                    limit_s=600, what=f"Gate 2 ({what})")
     report["gate2"] = g2
     if not g2.passed:
-        return GraphGates(why=f"Gate 2 failed: {g2.message}")
+        return f"Gate 2 failed: {g2.message}"
     screened = g2.metrics.get("screen_speedup")
     if screen_gamma is not None and screened is not None and screened < screen_gamma:
-        return GraphGates(why=f"Gate 2 passed; screened at {screened:.3f}x against the baseline in Gate 2's child "
-                          f"(below {screen_gamma:g}): not sent to Gates 3-4")
+        return (f"Gate 2 passed; screened at {screened:.3f}x against the baseline in Gate 2's child (below "
+                f"{screen_gamma:g}): not sent to Gates 3-4")
+    return None
+
+
+def gates_3_4_graph_candidate(ctx: JobContext, candidate_dir: str, report: dict, load: LoadResult, device: str,
+                              what: str) -> GraphGates:
+    """Gates 3-4 on a candidate that passed Gate 2, recorded in `report`. Gate 3 judges the module's convolution
+    and GEMM templates as replacements of those ops, under the math modes the baseline's calls ran in."""
+    opts = ctx.options
+    modes = CapturedGraph.load(str(ctx.workdir)).library_math if device == "cuda" else {}
     req = StitchedRequest(ctx.problem_path, str(ctx.workdir), {}, precision=opts.precision,
                           rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype,
-                          device=device, candidate_dir=candidate_dir, candidate_what=what)
+                          device=device, candidate_dir=candidate_dir, candidate_what=what, library_modes=modes)
     v = gates_3_4(ctx, req, opts.gamma, timed=device == "cuda")
     report["gate3"] = v.gate3
     if not v.gate3.passed:

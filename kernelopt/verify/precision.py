@@ -74,6 +74,30 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str, dtype: st
     return None, emulated
 
 
+def whole_graph_judged(what: str, source: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Gate 3's sources to judge for a whole-model candidate (a rewritten graph, a compile variant) whose module
+    is `source`: ({name: source}, {name: the library op it computes}). Each Triton template that computes a
+    convolution or a GEMM is judged apart as a replacement of that op (`<what>: <kernel>`), so that under
+    `strict` it may compute in the math the baseline's calls of that op ran in (a TF32 convolution template
+    where cuDNN's convolutions ran TF32), and nothing else may; the rest of the module is judged as `what`."""
+    from kernelopt.compiled.decompose import decompose
+    from kernelopt.compiled.group import anchor_op
+
+    graph = decompose(source)
+    judged: dict[str, str] = {}
+    ops: dict[str, str] = {}
+    rest = source
+    for step in graph.steps:
+        found = anchor_op(graph, step.index)
+        kernel = graph.kernels.get(step.target)
+        if found is None or found[1] != "template" or kernel is None or f"{what}: {step.target}" in judged:
+            continue
+        name = f"{what}: {step.target}"
+        judged[name], ops[name] = kernel.source, found[0]
+        rest = rest.replace(kernel.source, "")
+    return {what: rest, **judged}, ops
+
+
 #: what a replacement declares (`KERNELOPT_PRECISION = "tf32"`) when it computes a library call's products in TF32
 TF32_MODE = "tf32"
 
