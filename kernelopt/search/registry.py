@@ -56,8 +56,9 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "Inductor as one whole-model candidate", ("strict", "tf32")),
     GeneratorSpec("compile_variants", "kernelopt.compiled.variants:VARIANTS", ("graph",),
                   "the whole model compiled again by Inductor with one of its options changed, where the module "
-                  "calls what the option changes (kernelopt/compiled/variants.py: convolutions on NCHW tensors, "
-                  "layout_optimization off); each a whole-model candidate through Gates 2-4, same math",
+                  "calls what the option changes (kernelopt/compiled/variants.py: convolutions on NCHW tensors; "
+                  "Inductor's convolution templates in the TF32 cuDNN's calls ran in, autotuned against cuDNN or "
+                  "with their epilogues fused); each a whole-model candidate screened in Gate 2, then Gates 3-4",
                   ("strict", "tf32")),
     GeneratorSpec("launch_config", "kernelopt.search.generators.launch_config:LaunchConfigGenerator", ("kernel", "kernel-file"),
                   "Inductor's pointwise/reduction Triton kernels: other launch configs (block sizes, warps, "
