@@ -14,11 +14,15 @@ epilogue generator could win, measured before it is built).
   cuDNN times its algorithms for each convolution once and keeps the fastest, instead of its heuristic's
   pick (PyTorch's default); the math mode (TF32) is the baseline's;
 - `no_layout_opt_benchmark`: `no_layout_opt` run with cuDNN's benchmark mode;
-- `triton_conv`: `max_autotune_conv_backends="TRITON"`: Inductor's own Triton convolution templates (2-D only; other
-  convolutions stay cuDNN's), which Inductor can fuse the epilogue into; max-autotune times them against cuDNN
-  on the convolution alone, without the epilogue they would absorb, and keeps cuDNN: this asks what the fused
-  template costs on the whole model. Its dot runs TF32 exactly when cuDNN's would (the baseline's mode);
-- `triton_conv_no_layout`: `triton_conv` on the model's NCHW tensors (`layout_optimization=False`).
+- `triton_conv`: `max_autotune_conv_backends="TRITON"`: Inductor's own Triton convolution templates (2-D and 3-D),
+  which Inductor can fuse the epilogue into; max-autotune times them against cuDNN on the convolution alone,
+  without the epilogue they would absorb, and keeps cuDNN: this asks what the fused template costs on the whole
+  model. Inductor states the templates' dot in IEEE fp32 unless `cudnn.fp32_precision` is "tf32" (PyTorch leaves
+  it "none" while cuDNN's convolutions run TF32), so this variant's templates are IEEE;
+- `triton_conv_no_layout`: `triton_conv` on the model's NCHW tensors (`layout_optimization=False`);
+- `tf32_conv_templates` / `fused_conv_templates`: the engine's compile variants (compiled/variants.py): compiled
+  with `cudnn.fp32_precision = "tf32"`, so the templates compute in the TF32 cuDNN's calls run in; the first with
+  Inductor's backends as the baseline's (its autotune on equal math), the second with `triton_conv`'s.
 
 Each output is compared with eager PyTorch (Gate 3's tolerance) and its error against a float64 eager run is
 given (`err64`: max |out - out64| / max |out64|), so a variant's speed is read with its accuracy.
@@ -43,6 +47,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.gemm_epilogue_fusion import compare, compile_variant  # noqa: E402
+from kernelopt.compiled.variants import conv_templates_tf32  # noqa: E402
 from kernelopt.core.timing import bench_interleaved  # noqa: E402
 from kernelopt.load.problem import build_model, import_problem, make_inputs, output_leaves  # noqa: E402
 
@@ -64,7 +69,11 @@ VARIANTS = {
     "no_layout_opt_benchmark": ("no_layout_opt", True, True),  # a name: that variant's compiled code
     "triton_conv": ({"max_autotune_conv_backends": "TRITON"}, True, False),
     "triton_conv_no_layout": ({"max_autotune_conv_backends": "TRITON", "layout_optimization": False}, True, False),
+    "tf32_conv_templates": ({}, True, False),
+    "fused_conv_templates": ({"max_autotune_conv_backends": "TRITON"}, True, False),
 }
+#: the variants compiled with Inductor's convolution templates in TF32 (compiled.variants.conv_templates_tf32)
+TF32_TEMPLATES = {"tf32_conv_templates", "fused_conv_templates"}
 
 
 @contextlib.contextmanager
@@ -110,7 +119,7 @@ def bench_problem(path: Path, args) -> dict:
                     out = compiled(*inputs)
                 found = {}
             else:
-                with cudnn_tf32(tf32):
+                with cudnn_tf32(tf32), conv_templates_tf32(name in TF32_TEMPLATES):
                     compiled, out, found = compile_variant(model, inputs, options)
                 compiled_by[name] = compiled
         except Exception as exc:

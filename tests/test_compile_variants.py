@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt.compiled.variants import VARIANTS, _code, _conv_templates_tf32, applicable, variant_by_name
+from kernelopt.compiled.variants import VARIANTS, _code, conv_templates_tf32, applicable, variant_by_name
 from kernelopt.load.stage import LoadRequest, load_problem
 from kernelopt.pipeline.bench import _stage_cell
 from kernelopt.pipeline.context import JobContext
@@ -48,10 +48,10 @@ def test_the_tf32_template_flag_is_set_while_inductor_compiles_and_restored():
     # Inductor states its convolution templates' ALLOW_TF32 from cudnn.fp32_precision, which PyTorch leaves
     # "none" while cuDNN's convolutions run TF32 (cudnn.conv.fp32_precision "tf32"): the variant sets it
     before = torch.backends.cudnn.fp32_precision
-    with _conv_templates_tf32(True):
+    with conv_templates_tf32(True):
         assert torch.backends.cudnn.fp32_precision == "tf32"
     assert torch.backends.cudnn.fp32_precision == before
-    with _conv_templates_tf32(False):
+    with conv_templates_tf32(False):
         assert torch.backends.cudnn.fp32_precision == before
 
 

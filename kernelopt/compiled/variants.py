@@ -104,7 +104,7 @@ def capture_variant(req: VariantRequest) -> VariantResult:
 
     v = variant_by_name(req.name)
     out = Path(req.workdir) / VARIANT_DIR.format(name=v.name)
-    with _conv_templates_tf32(v.tf32_conv_templates):
+    with conv_templates_tf32(v.tf32_conv_templates):
         cg = capture_model(CaptureRequest(req.problem_path, str(out), req.dtype, req.device, weights=req.weights,
                                           context_timing=False, inductor_options=dict(v.options)))
     result = VariantResult(v.name, compile_seconds=cg.compile_seconds, options=dict(v.options))
@@ -121,7 +121,7 @@ def capture_variant(req: VariantRequest) -> VariantResult:
 
 
 @contextlib.contextmanager
-def _conv_templates_tf32(on: bool) -> Iterator[None]:
+def conv_templates_tf32(on: bool) -> Iterator[None]:
     """While Inductor compiles: its convolution templates in TF32 (`cudnn.fp32_precision` "tf32"), restored after."""
     if not on:
         yield
