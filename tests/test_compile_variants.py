@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt.compiled.variants import VARIANTS, _code, conv_templates_tf32, applicable, variant_by_name
+from kernelopt.compiled.variants import VARIANTS, _code, applicable, conv_templates_tf32, variant_by_name
 from kernelopt.load.stage import LoadRequest, load_problem
 from kernelopt.pipeline.bench import _stage_cell
 from kernelopt.pipeline.context import JobContext
