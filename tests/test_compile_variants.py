@@ -6,7 +6,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from kernelopt.compiled.variants import VARIANTS, _code, applicable, conv_templates_tf32, variant_by_name
+from kernelopt.compiled.variants import (
+    VARIANTS,
+    _code,
+    applicable,
+    conv_templates_tf32,
+    templates_cover,
+    variant_by_name,
+)
 from kernelopt.load.stage import LoadRequest, load_problem
 from kernelopt.pipeline.bench import _stage_cell
 from kernelopt.pipeline.context import JobContext
@@ -20,13 +27,21 @@ from kernelopt.verify.precision import strict_verdict, whole_graph_judged
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 SUITE = Path(__file__).resolve().parent.parent / "benchmarks" / "problems"
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
+_CONV = ("    buf1 = extern_kernels.convolution(buf0, arg0_1, stride=(1, 1), padding=(1, 1), dilation={dilation}, "
+         "transposed=False, output_padding=(0, 0), groups=1, bias=None)\n")
 
 
 def test_a_variant_applies_where_the_module_calls_what_it_changes_on_the_device_it_changes():
     nchw, tf32, fused = (variant_by_name(n) for n in ("nchw_convolutions", "tf32_conv_templates",
                                                       "fused_conv_templates"))
     tf32_on = {"cudnn.allow_tf32": True, "cuda.matmul.allow_tf32": False}
-    assert applicable({"convolution", "addmm"}, "cuda", tf32_on) == [nchw, tf32, fused]
+    assert applicable({"convolution", "addmm"}, "cuda", tf32_on, _CONV.format(dilation="(1, 1)")) == [nchw, tf32, fused]
+    # every convolution as a template only where Inductor has one for each: not for a dilated or transposed one
+    assert applicable({"convolution"}, "cuda", tf32_on, _CONV.format(dilation="(2, 2)")) == [nchw, tf32]
+    transposed = _CONV.format(dilation="(1, 1)").replace("transposed=False", "transposed=True")
+    assert applicable({"convolution"}, "cuda", tf32_on, transposed) == [nchw, tf32]
+    assert templates_cover(_CONV.format(dilation="(1, 1, 1)").replace("(0, 0)", "(0, 0, 0)"))
+    assert not templates_cover(_CONV.format(dilation="(1, 1)").replace("output_padding=(0, 0)", "output_padding=(1, 1)"))
     assert applicable({"addmm", "mm"}, "cuda", tf32_on) == []  # no convolution: nothing these options change
     # TF32 templates only where the baseline's cuDNN convolutions ran TF32 (the capture's recorded mode)
     assert applicable({"convolution"}, "cuda", {"cudnn.allow_tf32": False}) == [nchw]

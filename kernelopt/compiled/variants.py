@@ -22,6 +22,7 @@ may compute in TF32 there and nowhere else. Every other variant changes no arith
 from __future__ import annotations
 
 import contextlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Optional
@@ -41,6 +42,8 @@ class CompileVariant:
     # compiled with cudnn.fp32_precision = "tf32": Inductor's convolution templates in TF32, as cuDNN's calls
     tf32_conv_templates: bool = False
     requires: tuple[str, ...] = ()  # math modes the capture must have recorded on (compiled.capture.library_math)
+    # every convolution must be one Inductor has a template for (no ATen fallback among its backends)
+    templates_only: bool = False
 
 
 VARIANTS: tuple[CompileVariant, ...] = (
@@ -58,16 +61,30 @@ VARIANTS: tuple[CompileVariant, ...] = (
         "fused_conv_templates", {"max_autotune_conv_backends": "TRITON"},
         "every 2-D/3-D convolution as Inductor's Triton template in TF32 (the math cuDNN's calls ran in) with its "
         "epilogue fused into it, instead of cuDNN's call and a separate epilogue kernel", frozenset(CONV_OPS),
-        devices=("cuda",), tf32_conv_templates=True, requires=("cudnn.allow_tf32",)),
+        devices=("cuda",), tf32_conv_templates=True, requires=("cudnn.allow_tf32",), templates_only=True),
 )
+# A convolution call of an Inductor module, and what its templates cannot compute (torch/_inductor/kernel/conv.py:
+# dilation, transposed convolutions, output padding): with only TRITON among the backends, such a convolution
+# would leave Inductor no choice at all
+_CONV_CALL = re.compile(r"extern_kernels\.convolution\((.*)\)")
+_NO_TEMPLATE = (re.compile(r"transposed=True"), re.compile(r"dilation=\((?!1(, 1)*,?\))"),
+                re.compile(r"output_padding=\((?!0(, 0)*,?\))"))
 
 
-def applicable(library_ops: set[str], device: str, modes: Mapping[str, object],
+def templates_cover(module_source: str) -> bool:
+    """Whether Inductor has a convolution template for every cuDNN convolution the module calls."""
+    calls = _CONV_CALL.findall(module_source)
+    return not any(p.search(call) for call in calls for p in _NO_TEMPLATE)
+
+
+def applicable(library_ops: set[str], device: str, modes: Mapping[str, object], module_source: str = "",
                variants: tuple[CompileVariant, ...] = VARIANTS) -> list[CompileVariant]:
     """The variants that can change a module calling `library_ops` (op names, compiled.module_parse.op_name) on
-    `device`, whose baseline ran under the math `modes` the capture recorded."""
+    `device`, whose baseline ran under the math `modes` the capture recorded (`module_source`: the module, for
+    the variants that need a template for each of its convolutions)."""
     return [v for v in variants
-            if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)]
+            if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)
+            and (not v.templates_only or templates_cover(module_source))]
 
 
 @dataclass

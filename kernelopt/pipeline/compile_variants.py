@@ -51,7 +51,8 @@ def variants_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, de
     if GENERATOR not in ctx.options.generators:
         return None
     modes = cg.library_math if device == "cuda" else {}
-    chosen = applicable(library_ops(Path(cg.module_path).read_text()), device, modes)
+    source = Path(cg.module_path).read_text()
+    chosen = applicable(library_ops(source), device, modes, source)
     if not chosen:
         return None
     rows: list[dict] = []
