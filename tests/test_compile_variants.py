@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from kernelopt.compiled.group import ieee_convolution_templates
 from kernelopt.compiled.variants import (
     VARIANTS,
     _code,
@@ -27,28 +28,33 @@ from kernelopt.verify.precision import strict_verdict, whole_graph_judged
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 SUITE = Path(__file__).resolve().parent.parent / "benchmarks" / "problems"
 CAPTURED = Path(__file__).parent / "testdata" / "captured"
-_CONV = ("    buf1 = extern_kernels.convolution(buf0, arg0_1, stride=(1, 1), padding=(1, 1), dilation={dilation}, "
-         "transposed=False, output_padding=(0, 0), groups=1, bias=None)\n")
+CAPTURED_H200 = Path(__file__).parent / "testdata" / "captured_h200"
+
+
+def _conv(dilation: str) -> str:
+    """A module whose convolution is cuDNN's call (captured on an H200), with the given dilation."""
+    source = (CAPTURED_H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()
+    return source.replace("dilation=(1, 1)", f"dilation={dilation}")
 
 
 def test_a_variant_applies_where_the_module_calls_what_it_changes_on_the_device_it_changes():
     nchw, tf32, fused = (variant_by_name(n) for n in ("nchw_convolutions", "tf32_conv_templates",
                                                       "fused_conv_templates"))
     tf32_on = {"cudnn.allow_tf32": True, "cuda.matmul.allow_tf32": False}
-    assert applicable({"convolution", "addmm"}, "cuda", tf32_on, _CONV.format(dilation="(1, 1)")) == [nchw, tf32, fused]
+    assert applicable({"convolution", "addmm"}, "cuda", tf32_on, _conv("(1, 1)")) == [nchw, tf32, fused]
     # every convolution as a template only where Inductor has one for each: not for a dilated or transposed one
-    assert applicable({"convolution"}, "cuda", tf32_on, _CONV.format(dilation="(2, 2)")) == [nchw, tf32]
-    transposed = _CONV.format(dilation="(1, 1)").replace("transposed=False", "transposed=True")
+    assert applicable({"convolution"}, "cuda", tf32_on, _conv("(2, 2)")) == [nchw, tf32]
+    transposed = _conv("(1, 1)").replace("transposed=False", "transposed=True")
     assert applicable({"convolution"}, "cuda", tf32_on, transposed) == [nchw, tf32]
-    assert templates_cover(_CONV.format(dilation="(1, 1, 1)").replace("(0, 0)", "(0, 0, 0)"))
-    assert not templates_cover(_CONV.format(dilation="(1, 1)").replace("output_padding=(0, 0)", "output_padding=(1, 1)"))
-    assert applicable({"addmm", "mm"}, "cuda", tf32_on) == []  # no convolution: nothing these options change
+    assert templates_cover(_conv("(1, 1, 1)").replace("(0, 0)", "(0, 0, 0)"))
+    assert not templates_cover(_conv("(1, 1)").replace("output_padding=(0, 0)", "output_padding=(1, 1)"))
+    assert applicable({"addmm", "mm"}, "cuda", tf32_on, "") == []  # no convolution: nothing these options change
     # TF32 templates only where the baseline's cuDNN convolutions ran TF32 (the capture's recorded mode)
-    assert applicable({"convolution"}, "cuda", {"cudnn.allow_tf32": False}) == [nchw]
-    assert applicable({"convolution"}, "cuda", {}) == [nchw]
+    assert applicable({"convolution"}, "cuda", {"cudnn.allow_tf32": False}, _conv("(1, 1)")) == [nchw]
+    assert applicable({"convolution"}, "cuda", {}, _conv("(1, 1)")) == [nchw]
     # on the CPU there are no Triton templates, but Inductor's layout optimization converts layouts there too
-    assert applicable({"convolution"}, "cpu", tf32_on) == [nchw]
-    assert applicable({"convolution"}, "mps", tf32_on) == []  # only where it is known to change the code
+    assert applicable({"convolution"}, "cpu", tf32_on, _conv("(1, 1)")) == [nchw]
+    assert applicable({"convolution"}, "mps", tf32_on, _conv("(1, 1)")) == []  # only where it is known to change the code
     assert dict(nchw.options) == {"layout_optimization": False}
     assert dict(fused.options) == {"max_autotune_conv_backends": "TRITON"} and fused.tf32_conv_templates
     with pytest.raises(ValueError, match="no compile variant named 'bogus'"):
@@ -71,33 +77,44 @@ def test_the_tf32_template_flag_is_set_while_inductor_compiles_and_restored():
 
 
 def _tf32_template_module() -> tuple[str, str]:
-    """(a captured module whose convolution is Inductor's Triton template, the same with the template in TF32)."""
+    """(a captured module whose convolution is Inductor's Triton template in IEEE fp32, the same in TF32)."""
     source = (CAPTURED / "conv_bn_relu" / "baseline_module.py").read_text()
     assert "ALLOW_TF32 : tl.constexpr = False" in source and "triton_tem_fused_convolution_2" in source
     return source, source.replace("ALLOW_TF32 : tl.constexpr = False", "ALLOW_TF32 : tl.constexpr = True")
 
 
 def test_a_tf32_convolution_template_in_a_whole_model_candidate_passes_strict_only_where_cudnn_ran_tf32():
-    baseline, candidate = _tf32_template_module()
+    ieee_baseline, candidate = _tf32_template_module()
+    cudnn_baseline = (CAPTURED_H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()  # cuDNN's call
+    assert "extern_kernels.convolution(" in cudnn_baseline and not ieee_convolution_templates(cudnn_baseline)
+    assert ieee_convolution_templates(ieee_baseline) == ["triton_tem_fused_convolution_2"]
     what = "the model compiled with fused_conv_templates"
-    judged, ops = whole_graph_judged(what, candidate)
+    judged, ops = whole_graph_judged(what, candidate, cudnn_baseline)
     name = f"{what}: triton_tem_fused_convolution_2"
     assert ops == {name: "convolution"} and set(judged) == {what, name}
     assert "ALLOW_TF32" not in judged[what] and "tl.constexpr = True" in judged[name]
-    # the baseline's convolutions ran TF32: the template's TF32 is the baseline's own math
-    assert strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": True}) == (None, {})
+    # the baseline's convolutions ran TF32 in cuDNN: the template's TF32 is the baseline's own math
+    assert strict_verdict(judged, cudnn_baseline, "fp32", ops, {"cudnn.allow_tf32": True}) == (None, {})
     # where the capture recorded TF32 off, the same template is rejected, naming the mode
-    why, _ = strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": False})
+    why, _ = strict_verdict(judged, cudnn_baseline, "fp32", ops, {"cudnn.allow_tf32": False})
     assert why and "computes its cuDNN convolution in TF32" in why and "`cudnn.allow_tf32` = False" in why, why
-    # judged whole (before whole_graph_judged), the template's TF32 was refused whatever the mode
-    why, _ = strict_verdict({what: candidate}, baseline, "fp32", {}, {"cudnn.allow_tf32": True})
-    assert why and "rejected under the strict policy" in why
+    # where the baseline computed its convolution in an IEEE template, a TF32 one is lower precision: refused
+    judged, ops = whole_graph_judged(what, candidate, ieee_baseline)
+    assert ops == {}
+    why, _ = strict_verdict(judged, ieee_baseline, "fp32", ops, {"cudnn.allow_tf32": True})
+    assert why and why.startswith(f"{what} computes in reduced precision") and "TF32" in why, why
     # TF32 anywhere else in the module is still refused: a pointwise kernel's dot is no convolution
     pointwise = candidate.replace("def triton_poi_fused", "def triton_poi_fused_tf32_dot_x(a):\n"
                                   "    return tl.dot(a, a, allow_tf32=True)\n\n\ndef triton_poi_fused", 1)
-    judged, ops = whole_graph_judged(what, pointwise)
-    why, _ = strict_verdict(judged, baseline, "fp32", ops, {"cudnn.allow_tf32": True})
+    judged, ops = whole_graph_judged(what, pointwise, cudnn_baseline)
+    why, _ = strict_verdict(judged, cudnn_baseline, "fp32", ops, {"cudnn.allow_tf32": True})
     assert why and why.startswith(f"{what} computes") and "TF32" in why, why
+
+
+def test_the_tf32_template_variants_leave_a_baseline_that_computed_a_convolution_in_ieee_alone():
+    ieee_baseline, _ = _tf32_template_module()
+    tf32_on = {"cudnn.allow_tf32": True}
+    assert [v.name for v in applicable({"convolution"}, "cuda", tf32_on, ieee_baseline)] == ["nchw_convolutions"]
 
 
 def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the_cpu_without_a_speed(tmp_path):

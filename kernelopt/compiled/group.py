@@ -135,6 +135,30 @@ def anchor_op(graph: KernelGraph, i: int) -> tuple[str, str] | None:
     return None
 
 
+_ALLOW_TF32 = re.compile(r"ALLOW_TF32\s*:\s*tl\.constexpr\s*=\s*(True|False)")
+
+
+def template_kernels(graph: KernelGraph) -> dict[str, tuple[str, bool]]:
+    """{kernel: (the library op it computes, whether its dot runs TF32)} for each of the module's Triton templates
+    that computes a GEMM or a convolution (Inductor states `ALLOW_TF32` as a constexpr in each)."""
+    found: dict[str, tuple[str, bool]] = {}
+    for step in graph.steps:
+        anchor = anchor_op(graph, step.index)
+        kernel = graph.kernels.get(step.target)
+        if anchor is None or anchor[1] != "template" or kernel is None:
+            continue
+        flag = _ALLOW_TF32.search(kernel.source)
+        found[step.target] = (anchor[0], bool(flag and flag.group(1) == "True"))
+    return found
+
+
+def ieee_convolution_templates(module_source: str) -> list[str]:
+    """The module's convolution templates that compute in IEEE fp32 (their dot without TF32): where the
+    baseline has one, a TF32 convolution template is lower precision than the baseline computed."""
+    return [name for name, (op, tf32) in template_kernels(decompose(module_source)).items()
+            if op in CONV_OPS and not tf32]
+
+
 def _detect(graph: KernelGraph) -> list[LibraryGroup]:
     groups = []
     for step in graph.steps:

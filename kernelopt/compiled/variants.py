@@ -15,7 +15,8 @@ Inductor states its Triton convolution templates in IEEE fp32 unless `torch.back
 "tf32" (torch/_inductor/kernel/conv.py), while cuDNN's convolutions run TF32 by PyTorch's default
 (`cudnn.allow_tf32`, `cudnn.conv.fp32_precision` "tf32"): max-autotune weighs IEEE templates against TF32 cuDNN.
 The `*_conv_templates` variants compile with that flag set, so the templates compute in the math the baseline's
-convolutions ran in; they apply only where the capture recorded `cudnn.allow_tf32` on, and Gate 3 judges each
+convolutions ran in; they apply only where the capture recorded `cudnn.allow_tf32` on and the baseline computed
+no convolution in an IEEE template of its own (its TF32 would be lower precision there), and Gate 3 judges each
 convolution template as a replacement of a convolution (verify.precision.whole_graph_judged): under `strict` it
 may compute in TF32 there and nowhere else. Every other variant changes no arithmetic of the baseline's calls.
 """
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
-from kernelopt.compiled.group import CONV_OPS
+from kernelopt.compiled.group import CONV_OPS, ieee_convolution_templates
 
 VARIANT_DIR = "variant-{name}"
 
@@ -77,14 +78,16 @@ def templates_cover(module_source: str) -> bool:
     return not any(p.search(call) for call in calls for p in _NO_TEMPLATE)
 
 
-def applicable(library_ops: set[str], device: str, modes: Mapping[str, object], module_source: str = "",
+def applicable(library_ops: set[str], device: str, modes: Mapping[str, object], module_source: str,
                variants: tuple[CompileVariant, ...] = VARIANTS) -> list[CompileVariant]:
     """The variants that can change a module calling `library_ops` (op names, compiled.module_parse.op_name) on
     `device`, whose baseline ran under the math `modes` the capture recorded (`module_source`: the module, for
     the variants that need a template for each of its convolutions)."""
     return [v for v in variants
             if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)
-            and (not v.templates_only or templates_cover(module_source))]
+            and (not v.templates_only or templates_cover(module_source))
+            # a convolution the baseline computed in an IEEE template must not become a TF32 one
+            and not (v.tf32_conv_templates and ieee_convolution_templates(module_source))]
 
 
 @dataclass

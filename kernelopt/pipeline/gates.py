@@ -81,7 +81,7 @@ def _gate3(ctx: JobContext, req: StitchedRequest) -> GateResult:
     judged, library_ops = dict(req.replacements), dict(req.library_ops)
     if req.candidate_dir:  # a whole-model candidate: its library-op templates judged as those ops' replacements
         judged, library_ops = whole_graph_judged(
-            req.candidate_what, Path(CapturedGraph.load(req.candidate_dir).module_path).read_text())
+            req.candidate_what, Path(CapturedGraph.load(req.candidate_dir).module_path).read_text(), baseline_source)
     return _judged_apart(ctx, ("model", seeds), ref_dir, Path(req.workdir), reference, candidate,
                          lambda ref, cand, cand_dir: JudgeRequest(
                              str(ref_dir), str(cand_dir), ref, cand, list(seeds), req.precision, req.rho_max, req.dtype,

@@ -74,27 +74,28 @@ def strict_verdict(replacements: dict[str, str], baseline_source: str, dtype: st
     return None, emulated
 
 
-def whole_graph_judged(what: str, source: str) -> tuple[dict[str, str], dict[str, str]]:
+def whole_graph_judged(what: str, source: str, baseline_source: str = "") -> tuple[dict[str, str], dict[str, str]]:
     """Gate 3's sources to judge for a whole-model candidate (a rewritten graph, a compile variant) whose module
     is `source`: ({name: source}, {name: the library op it computes}). Each Triton template that computes a
     convolution or a GEMM is judged apart as a replacement of that op (`<what>: <kernel>`), so that under
     `strict` it may compute in the math the baseline's calls of that op ran in (a TF32 convolution template
-    where cuDNN's convolutions ran TF32), and nothing else may; the rest of the module is judged as `what`."""
+    where cuDNN's convolutions ran TF32), and nothing else may; the rest of the module is judged as `what`.
+    Where the baseline itself computed a convolution in an IEEE template (`baseline_source`), no convolution
+    template is judged as a cuDNN call: its TF32 would be lower precision than the baseline's."""
     from kernelopt.compiled.decompose import decompose
-    from kernelopt.compiled.group import anchor_op
+    from kernelopt.compiled.group import ieee_convolution_templates, template_kernels
 
     graph = decompose(source)
+    ieee_baseline = bool(baseline_source) and bool(ieee_convolution_templates(baseline_source))
     judged: dict[str, str] = {}
     ops: dict[str, str] = {}
     rest = source
-    for step in graph.steps:
-        found = anchor_op(graph, step.index)
-        kernel = graph.kernels.get(step.target)
-        if found is None or found[1] != "template" or kernel is None or f"{what}: {step.target}" in judged:
+    for kernel, (op, _) in template_kernels(graph).items():
+        if op in CONV_OPS and ieee_baseline:
             continue
-        name = f"{what}: {step.target}"
-        judged[name], ops[name] = kernel.source, found[0]
-        rest = rest.replace(kernel.source, "")
+        name = f"{what}: {kernel}"
+        judged[name], ops[name] = graph.kernels[kernel].source, op
+        rest = rest.replace(graph.kernels[kernel].source, "")
     return {what: rest, **judged}, ops
 
 
