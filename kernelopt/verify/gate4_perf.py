@@ -76,7 +76,10 @@ def check_clock(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequen
     `*_wall_rounds`: per round, the parent's wall time of that round divided by its iterations (each with its
     L2 flush and launches). The baseline's process ran no candidate code: its wall time over its reported
     time is the harness's own overhead per iteration, o. The candidate's reported times then imply a
-    wall-clock speedup (b + o) / (c + o); the parent's clock must see at least CLOCK_SHARE of that gain.
+    wall-clock speedup (b + o) / (c + o); the parent's clock must see at least CLOCK_SHARE of that gain, less
+    what the rounds' own spread explains (the largest robust spread of the four series, twice: on a loaded
+    machine one side's rounds stretch, and an honest candidate 1 ms slower once read 1.24x faster by its times
+    while the clock saw 1.12x). A forged 5x or more is far past any such spread.
     A candidate that patched the timers its harness held, or answered for them, reports times its
     wall clock contradicts; one that is faster on the GPU only while the L2 flush hides its launches is
     caught too (the deployed model would not be faster).
@@ -87,11 +90,13 @@ def check_clock(baseline_ms_rounds: Sequence[float], candidate_ms_rounds: Sequen
     implied = (b + overhead) / (c + overhead) if c + overhead > 0 else math.inf
     observed = bw / cw if cw > 0 else math.inf
     need = 1.0 + (implied - 1.0) * CLOCK_SHARE
+    spread = max(robust_spread_pct(r) for r in (baseline_ms_rounds, candidate_ms_rounds, baseline_wall_rounds,
+                                                candidate_wall_rounds)) / 100.0
     m = {"implied_wall_speedup": implied, "observed_wall_speedup": observed, "overhead_ms": overhead,
-         "baseline_wall_ms": bw, "candidate_wall_ms": cw}
-    if implied <= 1.0 or observed >= need:
+         "baseline_wall_ms": bw, "candidate_wall_ms": cw, "clock_spread": spread}
+    if implied <= 1.0 or observed * (1.0 + 2.0 * spread) >= need:
         return GateResult.ok(GATE, f"the job's clock agrees: {observed:.3f}x on the wall clock where the reported "
                              f"times imply {implied:.3f}x", **m)
     return GateResult.fail(GATE, f"the candidate's reported times disagree with the job's own clock: they imply "
                            f"{implied:.3f}x on the wall clock (overhead {overhead:.3g} ms per call), the job "
-                           f"measured {observed:.3f}x (at least {need:.3f}x needed)", **m)
+                           f"measured {observed:.3f}x (at least {need:.3f}x needed, {spread:.1%} of spread allowed for)", **m)
