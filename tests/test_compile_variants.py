@@ -111,6 +111,10 @@ def test_a_tf32_convolution_template_in_a_whole_model_candidate_passes_strict_on
     assert why and why.startswith(f"{what} computes") and "TF32" in why, why
 
 
+def test_a_module_decompose_cannot_read_is_judged_whole():
+    assert whole_graph_judged("the model", "def f(:\n", "") == ({"the model": "def f(:\n"}, {})
+
+
 def test_the_tf32_template_variants_leave_a_baseline_that_computed_a_convolution_in_ieee_alone():
     ieee_baseline, _ = _tf32_template_module()
     tf32_on = {"cudnn.allow_tf32": True}
