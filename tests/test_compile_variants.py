@@ -1,11 +1,13 @@
 """Compile variants (compiled/variants.py, pipeline/compile_variants.py): the whole model compiled again with one
 Inductor option changed, as a whole-model candidate through Gates 2-4."""
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 import torch
 
+from kernelopt.compiled.decompose import KernelGraph, decompose
 from kernelopt.compiled.group import ieee_convolution_templates
 from kernelopt.compiled.variants import (
     VARIANTS,
@@ -31,30 +33,33 @@ CAPTURED = Path(__file__).parent / "testdata" / "captured"
 CAPTURED_H200 = Path(__file__).parent / "testdata" / "captured_h200"
 
 
-def _conv(dilation: str) -> str:
-    """A module whose convolution is cuDNN's call (captured on an H200), with the given dilation."""
+def _conv(dilation: str, *edits: tuple[str, str]) -> KernelGraph:
+    """A module whose convolution is cuDNN's call (captured on an H200), with the given dilation and edits."""
     source = (CAPTURED_H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()
-    return source.replace("dilation=(1, 1)", f"dilation={dilation}")
+    for old, new in (("dilation=(1, 1)", f"dilation={dilation}"), *edits):
+        source = source.replace(old, new)
+    return decompose(source)
 
 
 def test_a_variant_applies_where_the_module_calls_what_it_changes_on_the_device_it_changes():
     nchw, tf32, fused = (variant_by_name(n) for n in ("nchw_convolutions", "tf32_conv_templates",
                                                       "fused_conv_templates"))
     tf32_on = {"cudnn.allow_tf32": True, "cuda.matmul.allow_tf32": False}
-    assert applicable({"convolution", "addmm"}, "cuda", tf32_on, _conv("(1, 1)")) == [nchw, tf32, fused]
+    assert applicable(_conv("(1, 1)"), "cuda", tf32_on) == [nchw, tf32, fused]
     # every convolution as a template only where Inductor has one for each: not for a dilated or transposed one
-    assert applicable({"convolution"}, "cuda", tf32_on, _conv("(2, 2)")) == [nchw, tf32]
-    transposed = _conv("(1, 1)").replace("transposed=False", "transposed=True")
-    assert applicable({"convolution"}, "cuda", tf32_on, transposed) == [nchw, tf32]
-    assert templates_cover(_conv("(1, 1, 1)").replace("(0, 0)", "(0, 0, 0)"))
-    assert not templates_cover(_conv("(1, 1)").replace("output_padding=(0, 0)", "output_padding=(1, 1)"))
-    assert applicable({"addmm", "mm"}, "cuda", tf32_on, "") == []  # no convolution: nothing these options change
+    assert applicable(_conv("(2, 2)"), "cuda", tf32_on) == [nchw, tf32]
+    transposed = _conv("(1, 1)", ("transposed=False", "transposed=True"))
+    assert applicable(transposed, "cuda", tf32_on) == [nchw, tf32]
+    assert templates_cover(_conv("(1, 1, 1)", ("(0, 0)", "(0, 0, 0)")))
+    assert not templates_cover(_conv("(1, 1)", ("output_padding=(0, 0)", "output_padding=(1, 1)")))
+    gemm_only = decompose((CAPTURED / "linear_gelu" / "baseline_module.py").read_text())
+    assert applicable(gemm_only, "cuda", tf32_on) == []  # no convolution: nothing these options change
     # TF32 templates only where the baseline's cuDNN convolutions ran TF32 (the capture's recorded mode)
-    assert applicable({"convolution"}, "cuda", {"cudnn.allow_tf32": False}, _conv("(1, 1)")) == [nchw]
-    assert applicable({"convolution"}, "cuda", {}, _conv("(1, 1)")) == [nchw]
+    assert applicable(_conv("(1, 1)"), "cuda", {"cudnn.allow_tf32": False}) == [nchw]
+    assert applicable(_conv("(1, 1)"), "cuda", {}) == [nchw]
     # on the CPU there are no Triton templates, but Inductor's layout optimization converts layouts there too
-    assert applicable({"convolution"}, "cpu", tf32_on, _conv("(1, 1)")) == [nchw]
-    assert applicable({"convolution"}, "mps", tf32_on, _conv("(1, 1)")) == []  # only where it is known to change the code
+    assert applicable(_conv("(1, 1)"), "cpu", tf32_on) == [nchw]
+    assert applicable(_conv("(1, 1)"), "mps", tf32_on) == []  # only where it is known to change the code
     assert dict(nchw.options) == {"layout_optimization": False}
     assert dict(fused.options) == {"max_autotune_conv_backends": "TRITON"} and fused.tf32_conv_templates
     with pytest.raises(ValueError, match="no compile variant named 'bogus'"):
@@ -86,8 +91,8 @@ def _tf32_template_module() -> tuple[str, str]:
 def test_a_tf32_convolution_template_in_a_whole_model_candidate_passes_strict_only_where_cudnn_ran_tf32():
     ieee_baseline, candidate = _tf32_template_module()
     cudnn_baseline = (CAPTURED_H200 / "03_conv_bn_relu" / "baseline_module.py").read_text()  # cuDNN's call
-    assert "extern_kernels.convolution(" in cudnn_baseline and not ieee_convolution_templates(cudnn_baseline)
-    assert ieee_convolution_templates(ieee_baseline) == ["triton_tem_fused_convolution_2"]
+    assert "extern_kernels.convolution(" in cudnn_baseline and not ieee_convolution_templates(decompose(cudnn_baseline))
+    assert ieee_convolution_templates(decompose(ieee_baseline)) == ["triton_tem_fused_convolution_2"]
     what = "the model compiled with fused_conv_templates"
     judged, ops = whole_graph_judged(what, candidate, cudnn_baseline)
     name = f"{what}: triton_tem_fused_convolution_2"
@@ -118,7 +123,11 @@ def test_a_module_decompose_cannot_read_is_judged_whole():
 def test_the_tf32_template_variants_leave_a_baseline_that_computed_a_convolution_in_ieee_alone():
     ieee_baseline, _ = _tf32_template_module()
     tf32_on = {"cudnn.allow_tf32": True}
-    assert [v.name for v in applicable({"convolution"}, "cuda", tf32_on, ieee_baseline)] == ["nchw_convolutions"]
+    # a module with a cuDNN convolution and, beside it, a convolution in an IEEE template of Inductor's
+    graph = decompose(ieee_baseline)
+    [cudnn_call] = _conv("(1, 1)").library_steps()
+    graph.steps.append(dataclasses.replace(cudnn_call, index=len(graph.steps)))
+    assert [v.name for v in applicable(graph, "cuda", tf32_on)] == ["nchw_convolutions"]
 
 
 def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the_cpu_without_a_speed(tmp_path):

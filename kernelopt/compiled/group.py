@@ -152,11 +152,10 @@ def template_kernels(graph: KernelGraph) -> dict[str, tuple[str, bool]]:
     return found
 
 
-def ieee_convolution_templates(module_source: str) -> list[str]:
+def ieee_convolution_templates(graph: KernelGraph) -> list[str]:
     """The module's convolution templates that compute in IEEE fp32 (their dot without TF32): where the
     baseline has one, a TF32 convolution template is lower precision than the baseline computed."""
-    return [name for name, (op, tf32) in template_kernels(decompose(module_source)).items()
-            if op in CONV_OPS and not tf32]
+    return [name for name, (op, tf32) in template_kernels(graph).items() if op in CONV_OPS and not tf32]
 
 
 def _detect(graph: KernelGraph) -> list[LibraryGroup]:

@@ -22,13 +22,15 @@ may compute in TF32 there and nowhere else. Every other variant changes no arith
 """
 from __future__ import annotations
 
+import ast
 import contextlib
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
+from kernelopt.compiled.decompose import KernelGraph
 from kernelopt.compiled.group import CONV_OPS, ieee_convolution_templates
+from kernelopt.compiled.module_parse import op_name
 
 VARIANT_DIR = "variant-{name}"
 
@@ -45,6 +47,11 @@ class CompileVariant:
     requires: tuple[str, ...] = ()  # math modes the capture must have recorded on (compiled.capture.library_math)
     # every convolution must be one Inductor has a template for (no ATen fallback among its backends)
     templates_only: bool = False
+
+    @property
+    def settings(self) -> dict:
+        """What the variant changes: its Inductor options, and the cuDNN flag its TF32 templates are compiled under."""
+        return {**self.options, **({"cudnn.fp32_precision": "tf32"} if self.tf32_conv_templates else {})}
 
 
 VARIANTS: tuple[CompileVariant, ...] = (
@@ -64,30 +71,28 @@ VARIANTS: tuple[CompileVariant, ...] = (
         "epilogue fused into it, instead of cuDNN's call and a separate epilogue kernel", frozenset(CONV_OPS),
         devices=("cuda",), tf32_conv_templates=True, requires=("cudnn.allow_tf32",), templates_only=True),
 )
-# A convolution call of an Inductor module, and what its templates cannot compute (torch/_inductor/kernel/conv.py:
-# dilation, transposed convolutions, output padding): with only TRITON among the backends, such a convolution
-# would leave Inductor no choice at all
-_CONV_CALL = re.compile(r"extern_kernels\.convolution\((.*)\)")
-_NO_TEMPLATE = (re.compile(r"transposed=True"), re.compile(r"dilation=\((?!1(, 1)*,?\))"),
-                re.compile(r"output_padding=\((?!0(, 0)*,?\))"))
+def templates_cover(graph: KernelGraph) -> bool:
+    """Whether Inductor has a convolution template for every cuDNN convolution the module calls: its templates
+    compute none dilated, transposed or with output padding (torch/_inductor/kernel/conv.py), and with only
+    TRITON among the backends such a convolution would leave Inductor no choice at all."""
+    def all_are(text: str, value: int) -> bool:
+        return all(v == value for v in ast.literal_eval(text))
+
+    return all(s.kwargs.get("transposed") != "True" and all_are(s.kwargs.get("dilation", "(1,)"), 1)
+               and all_are(s.kwargs.get("output_padding", "(0,)"), 0)
+               for s in graph.library_steps() if op_name(s.target) in CONV_OPS)
 
 
-def templates_cover(module_source: str) -> bool:
-    """Whether Inductor has a convolution template for every cuDNN convolution the module calls."""
-    calls = _CONV_CALL.findall(module_source)
-    return not any(p.search(call) for call in calls for p in _NO_TEMPLATE)
-
-
-def applicable(library_ops: set[str], device: str, modes: Mapping[str, object], module_source: str,
+def applicable(graph: KernelGraph, device: str, modes: Mapping[str, object],
                variants: tuple[CompileVariant, ...] = VARIANTS) -> list[CompileVariant]:
-    """The variants that can change a module calling `library_ops` (op names, compiled.module_parse.op_name) on
-    `device`, whose baseline ran under the math `modes` the capture recorded (`module_source`: the module, for
-    the variants that need a template for each of its convolutions)."""
+    """The variants that can change the module `graph` (compiled.decompose) on `device`, whose baseline ran under
+    the math `modes` the capture recorded."""
+    library_ops = {op_name(s.target) for s in graph.library_steps()}
     return [v for v in variants
             if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)
-            and (not v.templates_only or templates_cover(module_source))
+            and (not v.templates_only or templates_cover(graph))
             # a convolution the baseline computed in an IEEE template must not become a TF32 one
-            and not (v.tf32_conv_templates and ieee_convolution_templates(module_source))]
+            and not (v.tf32_conv_templates and ieee_convolution_templates(graph))]
 
 
 @dataclass
@@ -106,7 +111,6 @@ class VariantResult:
     candidate_dir: Optional[str] = None  # the variant's capture, when it compiled to other code than the baseline
     compile_seconds: float = 0.0
     note: str = ""  # one line: what happened
-    options: dict = field(default_factory=dict)
 
 
 def variant_by_name(name: str) -> CompileVariant:
@@ -127,7 +131,7 @@ def capture_variant(req: VariantRequest) -> VariantResult:
     with conv_templates_tf32(v.tf32_conv_templates):
         cg = capture_model(CaptureRequest(req.problem_path, str(out), req.dtype, req.device, weights=req.weights,
                                           context_timing=False, inductor_options=dict(v.options)))
-    result = VariantResult(v.name, compile_seconds=cg.compile_seconds, options=dict(v.options))
+    result = VariantResult(v.name, compile_seconds=cg.compile_seconds)
     baseline = Path(CapturedGraph.load(req.workdir).module_path).read_text()
     if _code(Path(cg.module_path).read_text()) == _code(baseline):
         result.note = f"{v.name}: Inductor compiled the same module as the baseline's: no candidate"

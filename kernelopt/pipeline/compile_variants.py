@@ -15,7 +15,6 @@ from typing import Optional
 
 from kernelopt.compiled.decompose import decompose
 from kernelopt.compiled.graph import CapturedGraph
-from kernelopt.compiled.module_parse import op_name
 from kernelopt.compiled.variants import CompileVariant, VariantRequest, VariantResult, applicable, capture_variant
 from kernelopt.core.text import clip
 from kernelopt.load.stage import LoadResult
@@ -38,11 +37,6 @@ VARIANT_SHARE = 0.6
 GATE2_S = 15.0  # Gate 2's child on a variant: the model started, three seeds compared, both modules timed
 
 
-def library_ops(module_source: str) -> set[str]:
-    """The ops of a module's library calls (`convolution`, `addmm`, ...)."""
-    return {op_name(s.target) for s in decompose(module_source).library_steps()}
-
-
 def variants_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, device: str) -> Optional[JobResult]:
     """The job's result when a compile variant passes every gate; None to go on with the kernel search.
 
@@ -51,8 +45,7 @@ def variants_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, de
     if GENERATOR not in ctx.options.generators:
         return None
     modes = cg.library_math if device == "cuda" else {}
-    source = Path(cg.module_path).read_text()
-    chosen = applicable(library_ops(source), device, modes, source)
+    chosen = applicable(decompose(Path(cg.module_path).read_text()), device, modes)
     if not chosen:
         return None
     rows: list[dict] = []
@@ -64,7 +57,7 @@ def variants_and_verify(ctx: JobContext, cg: CapturedGraph, load: LoadResult, de
     verify_s = verify_cost_s(ctx.stage_seconds.get("load", 0.0))
     screened: list[tuple[float, CompileVariant, str, dict]] = []
     for variant in chosen:
-        row: dict = {"variant": variant.name, "options": _options_dict(variant), "touches": variant.touches}
+        row: dict = {"variant": variant.name, "options": variant.settings, "touches": variant.touches}
         rows.append(row)
         available_s = ctx.remaining_s() - ctx.keep_for_verification()
         cost_s = compile_s + (0.0 if screened else verify_s)
@@ -142,9 +135,5 @@ def _what(variant: CompileVariant) -> str:
     return f"the model compiled with {variant.name}"
 
 
-def _options_dict(variant: CompileVariant) -> dict:
-    return {**variant.options, **({"cudnn.fp32_precision": "tf32"} if variant.tf32_conv_templates else {})}
-
-
 def _options(variant: CompileVariant) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in _options_dict(variant).items())
+    return ", ".join(f"{k}={v!r}" for k, v in variant.settings.items())

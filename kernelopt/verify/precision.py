@@ -87,7 +87,7 @@ def whole_graph_judged(what: str, source: str, baseline_source: str = "") -> tup
 
     try:
         graph = decompose(source)
-        ieee_baseline = bool(baseline_source) and bool(ieee_convolution_templates(baseline_source))
+        ieee_baseline = bool(baseline_source) and bool(ieee_convolution_templates(decompose(baseline_source)))
     except ValueError:  # a module decompose cannot read is judged whole: no template admitted as a library call
         return {what: source}, {}
     judged: dict[str, str] = {}
