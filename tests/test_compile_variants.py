@@ -17,15 +17,12 @@ from kernelopt.compiled.variants import (
     templates_cover,
     variant_by_name,
 )
-from kernelopt.load.stage import LoadRequest, load_problem
 from kernelopt.pipeline.bench import _stage_cell
-from kernelopt.pipeline.context import JobContext
-from kernelopt.pipeline.device import DeviceInfo
-from kernelopt.pipeline.model_job import run_model_job
 from kernelopt.pipeline.options import JobOptions
 from kernelopt.pipeline.report import variant_lines
 from kernelopt.search.registry import GENERATORS
 from kernelopt.verify.precision import strict_verdict, whole_graph_judged
+from tests.cpu_job import cpu_model_job
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 SUITE = Path(__file__).resolve().parent.parent / "benchmarks" / "problems"
@@ -133,14 +130,8 @@ def test_the_tf32_template_variants_leave_a_baseline_that_computed_a_convolution
 def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the_cpu_without_a_speed(tmp_path):
     # on the CPU too, Inductor's layout optimization converts the convolution's input to channels-last: the
     # variant compiles other code, and takes Gates 2-3 (no speed is claimed without a GPU)
-    problem = PROBLEMS / "conv_bn_relu.py"
-    ctx = JobContext(str(problem), tmp_path, JobOptions(time_budget_s=600, generators=["compile_variants"]))
-    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__, triton_version="",
-                            ncu=False)
-    try:
-        result = run_model_job(ctx, load_problem(LoadRequest(str(problem), device="cpu")))
-    finally:
-        ctx.close()
+    ctx, result = cpu_model_job(PROBLEMS / "conv_bn_relu.py", tmp_path,
+                                JobOptions(time_budget_s=600, generators=["compile_variants"]))
     [row] = ctx.report["compile_variants"]
     assert row["variant"] == "nchw_convolutions" and "to other code than the baseline's" in row["note"], row
     assert row["gate2"].passed and "screen_speedup" not in row["gate2"].metrics  # no screen without a GPU
@@ -154,14 +145,8 @@ def test_a_convolution_model_compiled_on_nchw_tensors_passes_gates_1_to_3_on_the
 
 
 def test_a_variant_the_budget_cannot_hold_is_not_tried_and_the_report_says_why(tmp_path):
-    problem = PROBLEMS / "conv_bn_relu.py"
-    ctx = JobContext(str(problem), tmp_path, JobOptions(time_budget_s=90, generators=["compile_variants"]))
-    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__, triton_version="",
-                            ncu=False)
-    try:
-        run_model_job(ctx, load_problem(LoadRequest(str(problem), device="cpu")))
-    finally:
-        ctx.close()
+    ctx, _ = cpu_model_job(PROBLEMS / "conv_bn_relu.py", tmp_path,
+                           JobOptions(time_budget_s=90, generators=["compile_variants"]))
     [row] = ctx.report["compile_variants"]
     assert row["verdict"].startswith("not tried: a compile and verification of this model are expected to take "), row
     assert "more than 60% of the" in row["verdict"] and "compile_seconds" not in row, row

@@ -11,29 +11,13 @@ from pathlib import Path
 
 import torch
 
-from kernelopt.load.stage import LoadRequest, load_problem
-from kernelopt.pipeline.context import JobContext
-from kernelopt.pipeline.device import DeviceInfo
-from kernelopt.pipeline.model_job import run_model_job
-from kernelopt.pipeline.options import JobOptions
+from tests.cpu_job import cpu_model_job
 
 PROBLEM = Path(__file__).parent / "testdata" / "problems" / "layernorm_residual.py"
 
 
-def _cpu_job(problem: Path, workdir: Path):
-    """The model job on `problem` as a CPU machine runs it: (its context, its result)."""
-    ctx = JobContext(str(problem), workdir, JobOptions(time_budget_s=600))
-    ctx.device = DeviceInfo(cuda=False, name="cpu", count=0, torch_version=torch.__version__,
-                            triton_version="", ncu=False)
-    load = load_problem(LoadRequest(str(problem), device="cpu"))
-    try:
-        return ctx, run_model_job(ctx, load)
-    finally:
-        ctx.close()
-
-
 def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
-    ctx, result = _cpu_job(PROBLEM, tmp_path)
+    ctx, result = cpu_model_job(PROBLEM, tmp_path)
     assert result.outcome == "fallback"
     assert result.cause.startswith("no-triton-kernels: ")
     assert result.speedup == 1.0 and result.baseline_ms > 0
@@ -57,7 +41,7 @@ def test_cpu_model_job_falls_back_with_cause_and_artifacts(tmp_path):
 def test_a_cpu_job_states_no_tf32_for_its_convolution(tmp_path):
     # PyTorch's cudnn.allow_tf32 is True on a CPU build too, and capture records it; the job states a
     # baseline convolution as TF32 only where cuDNN ran it (verify.precision.library_math_markers)
-    ctx, result = _cpu_job(PROBLEM.parent / "conv_bn_relu.py", tmp_path / "job")
+    ctx, result = cpu_model_job(PROBLEM.parent / "conv_bn_relu.py", tmp_path / "job")
     assert result.outcome == "fallback", result
     capture = json.loads((tmp_path / "job" / "capture.json").read_text())
     assert capture["library_math"]["cudnn.allow_tf32"] is True  # recorded, as on the GPU
@@ -69,7 +53,7 @@ def test_a_cpu_job_rewrites_the_graph_and_passes_gates_1_to_3_without_claiming_a
     # linear -> mean over 256 features -> softmax over the one left: the rewrite stage computes the mean
     # as a matrix-vector product, finds the model degenerate, and the rewritten graph passes Gates 1-3; with
     # no GPU, Gate 4 does not run and nothing is deployed (issue 34)
-    ctx, result = _cpu_job(PROBLEM.parent / "degenerate_mean_softmax.py", tmp_path / "job")
+    ctx, result = cpu_model_job(PROBLEM.parent / "degenerate_mean_softmax.py", tmp_path / "job")
     rewrite = ctx.report["rewrite"]
     assert [a["identity"] for a in rewrite["applied"]][0] == "gemm-row-map"
     assert rewrite["flops_after"] * 100 < rewrite["flops_before"]
