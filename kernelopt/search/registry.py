@@ -136,8 +136,9 @@ def make_generator(name: str) -> CandidateGenerator:
     if spec is None:
         raise ValueError(f"unknown generator {name!r}; available: {', '.join(available())}")
     if not searches_model_targets(name):
-        raise ValueError(f"{name} is not a search generator of model targets: it runs as the rewrite stage, or on "
-                         "kernel files only (make_kernel_file_generator)")
+        raise ValueError(f"{name} is not a search generator of model targets: it runs as a whole-model stage before "
+                         "the search (graph rewrites, compile variants), or on kernel files only "
+                         "(make_kernel_file_generator)")
     module, cls = spec.factory.split(":")
     return getattr(importlib.import_module(module), cls)()
 
