@@ -2,6 +2,8 @@
 Inductor option changed, as a whole-model candidate through Gates 2-4."""
 import dataclasses
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,8 @@ from kernelopt.pipeline.report import variant_lines
 from kernelopt.search.registry import GENERATORS
 from kernelopt.verify.precision import strict_verdict, whole_graph_judged
 from tests.cpu_job import cpu_model_job
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PROBLEMS = Path(__file__).parent / "testdata" / "problems"
 SUITE = Path(__file__).resolve().parent.parent / "benchmarks" / "problems"
@@ -76,6 +80,37 @@ def test_the_tf32_template_flag_is_set_while_inductor_compiles_and_restored():
     assert torch.backends.cudnn.fp32_precision == before
     with conv_templates_tf32(False):
         assert torch.backends.cudnn.fp32_precision == before
+
+
+MATH_MODES_UNDER_THE_TF32_TEMPLATES = """
+import torch
+from kernelopt.compiled.variants import conv_templates_tf32
+b = torch.backends
+b.cudnn.allow_tf32 = True  # the legacy API, as the capture and the benchmarks set it
+for matmul_tf32 in (None, False, True):  # None: never set, PyTorch's default (it falls back to "cuda"/"all")
+    if matmul_tf32 is None:
+        b.cuda.matmul.fp32_precision = "none"
+    else:
+        b.cuda.matmul.allow_tf32 = matmul_tf32
+    with conv_templates_tf32(True):
+        # Inductor's autotune cache reads this; with the ("cuda", "all") fallback alone it raised on an H100
+        assert torch.get_float32_matmul_precision() == ("high" if matmul_tf32 else "highest")
+        assert b.cudnn.fp32_precision == "tf32" and b.cudnn.conv.fp32_precision == "tf32"
+        assert b.cuda.matmul.allow_tf32 is bool(matmul_tf32)  # GEMMs keep the caller's math
+    assert torch.get_float32_matmul_precision() == ("high" if matmul_tf32 else "highest")
+    assert b.cudnn.fp32_precision == "none" and b.cuda.matmul.allow_tf32 is bool(matmul_tf32)
+    assert b.cuda.matmul.fp32_precision == {None: "none", False: "ieee", True: "tf32"}[matmul_tf32]
+print("ok")
+"""
+
+
+def test_the_tf32_templates_leave_the_matmul_math_and_its_precision_query_as_they_were():
+    # cudnn.fp32_precision is PyTorch's ("cuda", "all") setting: alone, it made cuBLAS matmuls fall back to
+    # TF32 and torch.get_float32_matmul_precision() raise (legacy "highest" beside it), so every max-autotune
+    # compile of a TF32-template variant failed on an H100. A fresh interpreter: the flags are process-global.
+    done = subprocess.run([sys.executable, "-c", MATH_MODES_UNDER_THE_TF32_TEMPLATES], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def _tf32_template_module() -> tuple[str, str]:

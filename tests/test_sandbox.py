@@ -5,7 +5,10 @@ it was contained. Run with KERNELOPT_SANDBOX=off to see each one fail: the
 attacks are real, not stubs.
 """
 import os
+import resource
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -312,6 +315,39 @@ def test_stage_children_of_a_job_orchestrator_are_held_to_the_process_limit(tmp_
     assert uid == lease.uid
     assert limit == Rlimits().processes
 
+
+
+_LIMITS_OF_A_JOB = """
+import json, resource, subprocess, sys
+from pathlib import Path
+from kernelopt.isolation.entry import apply_rlimits
+from kernelopt.isolation.sandbox import Confinement, SandboxPolicy, rlimits_for
+
+policy = SandboxPolicy()
+wire = lambda c: json.dumps(rlimits_for(policy, c))  # as isolation.child passes them to isolation.entry
+apply_rlimits(json.loads(wire(Confinement(Path("/tmp"), isolate=False))))  # the job's orchestrator
+print(resource.getrlimit(resource.RLIMIT_AS)[0])
+child = ("import json, resource, sys; from kernelopt.isolation.entry import apply_rlimits; "
+         "apply_rlimits(json.loads(sys.argv[1])); print(resource.getrlimit(resource.RLIMIT_AS)[0])")
+for gpu in (True, False):
+    print(subprocess.run([sys.executable, "-c", child, wire(Confinement(Path("/tmp"), gpu=gpu))],
+                         capture_output=True, text=True, check=True).stdout.strip())
+"""
+
+
+def test_a_gpu_child_of_a_job_lifts_the_address_space_bound_of_its_orchestrator():
+    """The orchestrator bounds its own memory (16 GiB); its children inherit that. A GPU child must lift it:
+    CUDA reserves far more address space, and with the bound set hard every GPU child of a benched job failed
+    its first allocation ("CUDA error: out of memory", H100, 2026-12-07). A CPU child keeps its own bound."""
+    from kernelopt.isolation.sandbox import Rlimits
+
+    done = subprocess.run([sys.executable, "-c", _LIMITS_OF_A_JOB], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    orchestrator, gpu_child, cpu_child = (int(x) for x in done.stdout.split())
+    assert orchestrator == Rlimits().orchestrator_address_space_bytes
+    assert gpu_child == resource.RLIM_INFINITY
+    assert cpu_child == Rlimits().address_space_bytes
 
 
 def _fill(arg: tuple[str, int]) -> int:

@@ -146,18 +146,27 @@ def capture_variant(req: VariantRequest) -> VariantResult:
 
 @contextlib.contextmanager
 def conv_templates_tf32(on: bool) -> Iterator[None]:
-    """While Inductor compiles: its convolution templates in TF32 (`cudnn.fp32_precision` "tf32"), restored after."""
+    """While Inductor compiles: its convolution templates in TF32, every other math mode as it was; restored after.
+
+    Inductor reads the templates' ALLOW_TF32 from `torch.backends.cudnn.fp32_precision`, which is PyTorch's
+    ("cuda", "all") setting: cuBLAS matmuls fall back to it unless their own is set. So the matmul setting is
+    pinned first to what it computes now (TF32 only where the caller allowed it): GEMMs and Inductor's GEMM
+    templates keep the baseline's math, and `torch.get_float32_matmul_precision()`, which Inductor's autotune
+    cache calls, does not raise on a "tf32" fallback beside the legacy "highest" (on an H100 every such compile
+    failed so, 2026-12-07)."""
     if not on:
         yield
         return
     import torch
 
-    before = torch.backends.cudnn.fp32_precision
-    torch.backends.cudnn.fp32_precision = "tf32"
+    flags = torch.backends
+    before = flags.cudnn.fp32_precision, flags.cuda.matmul.fp32_precision
+    flags.cuda.matmul.fp32_precision = "tf32" if flags.cuda.matmul.allow_tf32 else "ieee"
+    flags.cudnn.fp32_precision = "tf32"
     try:
         yield
     finally:
-        torch.backends.cudnn.fp32_precision = before
+        flags.cudnn.fp32_precision, flags.cuda.matmul.fp32_precision = before
 
 
 def _code(source: str) -> str:

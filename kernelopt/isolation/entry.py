@@ -17,13 +17,22 @@ import traceback
 from multiprocessing.connection import Connection
 
 
-def apply_rlimits(limits: dict[str, int]) -> None:
-    for name, value in limits.items():
+def _at_most(value: int, bound: int) -> int:
+    """The smaller of two rlimit values, RLIM_INFINITY (-1) being the largest."""
+    if value == resource.RLIM_INFINITY:
+        return bound
+    return value if bound == resource.RLIM_INFINITY else min(value, bound)
+
+
+def apply_rlimits(limits: dict[str, list]) -> None:
+    """NAME -> [soft, hard] (isolation.sandbox.rlimits_for): a hard limit of None keeps the inherited one, so
+    this process's own children may raise the soft limit back; no value passes the inherited hard limit (an
+    unprivileged process cannot raise it), and RLIM_INFINITY asks for that hard limit."""
+    for name, (soft, hard) in limits.items():
         which = getattr(resource, name)
-        _, hard = resource.getrlimit(which)
-        if hard != resource.RLIM_INFINITY:
-            value = min(value, hard)
-        resource.setrlimit(which, (value, value))
+        _, inherited = resource.getrlimit(which)
+        hard = inherited if hard is None else _at_most(hard, inherited)
+        resource.setrlimit(which, (_at_most(soft, hard), hard))
 
 
 def _reply(fn, arg) -> bytes:

@@ -440,16 +440,26 @@ def command(c: Confinement, inner: Sequence[str], layers: "Layers") -> list[str]
     return argv + list(inner)
 
 
-def rlimits_for(policy: SandboxPolicy, c: Confinement) -> dict[str, int]:
-    """The rlimits (resource module names → value) the child applies to itself at start."""
+#: an rlimit's value that means no limit (resource.RLIM_INFINITY): a child asking for it gets its hard limit
+UNLIMITED = -1
+
+
+def rlimits_for(policy: SandboxPolicy, c: Confinement) -> dict[str, tuple[int, int | None]]:
+    """The rlimits (resource module name -> (soft, hard)) the child applies to itself at start (isolation.entry).
+
+    A hard limit of None keeps the inherited one: the job's orchestrator bounds its own memory with a soft limit
+    only, because every child it starts inherits its limits and a GPU child must lift the address-space one
+    (CUDA reserves far more than 16 GiB of it: with the orchestrator's bound set hard, every GPU child of a
+    served or benched job failed its first CUDA allocation with "out of memory" on an H100, 2026-12-07)."""
     r = policy.rlimits
     if not c.isolate:  # a job's orchestrator: its memory only (it starts the job's children, runs no submission)
         bound = r.orchestrator_address_space_bytes if policy.enabled else None
-        return {} if bound is None else {"RLIMIT_AS": int(bound)}
-    limits = {"RLIMIT_AS": r.gpu_address_space_bytes if c.gpu else r.address_space_bytes,
+        return {} if bound is None else {"RLIMIT_AS": (int(bound), None)}
+    space = r.gpu_address_space_bytes if c.gpu else r.address_space_bytes
+    limits = {"RLIMIT_AS": UNLIMITED if space is None else space,  # lifts a bound the parent set soft
               "RLIMIT_CPU": r.cpu_seconds, "RLIMIT_FSIZE": r.file_size_bytes,
               "RLIMIT_NOFILE": r.open_files, "RLIMIT_NPROC": r.processes if c.uid is not None else None}
-    return {k: int(v) for k, v in limits.items() if v is not None}
+    return {k: (int(v), int(v)) for k, v in limits.items() if v is not None}
 
 
 # --------------------------------------------------------------------------- what this machine can do
