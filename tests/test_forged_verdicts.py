@@ -240,3 +240,11 @@ def test_the_clock_check_on_numbers():
     # a forged 5x is far past any spread of the rounds
     forged = check_clock([21.0, 24.0, 21.5], [4.2, 4.3, 4.1], [21.7, 24.6, 21.0], [21.0, 22.5, 21.3])
     assert not forged.passed and "of spread allowed for" in forged.message
+    # a candidate 1 ms slower reporting 1 us a call, while other work stretched two of the baseline's three rounds
+    # to 3.6x its clean wall time (2 loaded cores): by the medians the clock saw 2.6x and agreed; by each series'
+    # fastest round it sees the candidate slower
+    stretched = check_clock([0.07, 0.07, 0.07], [0.001] * 3, [9.5, 9.6, 2.6], [3.65, 3.6, 3.7])
+    assert not stretched.passed and stretched.metrics["observed_wall_speedup"] < 1, stretched.message
+    # however wide the rounds' spread, it excuses no more than 25% of the clock's shortfall
+    wide = check_clock([0.07, 0.2, 0.5], [0.001] * 3, [2.6, 6.0, 9.6], [3.6, 7.0, 3.65])
+    assert not wide.passed and wide.metrics["clock_spread"] > 0.25 and "25.0% of spread allowed" in wide.message

@@ -71,6 +71,8 @@ VARIANTS: tuple[CompileVariant, ...] = (
         "epilogue fused into it, instead of cuDNN's call and a separate epilogue kernel", frozenset(CONV_OPS),
         devices=("cuda",), tf32_conv_templates=True, requires=("cudnn.allow_tf32",), templates_only=True),
 )
+
+
 def templates_cover(graph: KernelGraph) -> bool:
     """Whether Inductor has a convolution template for every cuDNN convolution the module calls: its templates
     compute none dilated, transposed or with output padding (torch/_inductor/kernel/conv.py), and with only
