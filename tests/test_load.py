@@ -141,3 +141,27 @@ def test_a_library_that_does_not_import_is_named_with_its_version(tmp_path, monk
     with pytest.raises(ProblemError, match=r"uses_lib.py failed to import: kernelopt_test_brokenlib "
                                            r"\(with torch [^)]+\) raised ImportError: cannot import name"):
         import_problem(problem, module_name="kernelopt_test_uses_lib")
+
+
+def test_a_cuda_refusal_where_the_device_cannot_answer_is_the_services_fault_not_get_inputs():
+    """On an H100 every GPU child of a benched job inherited a 16 GiB address-space limit, CUDA's first allocation
+    failed with "CUDA error: out of memory", and each job blamed get_inputs(). The driver's refusal while the
+    device cannot report its memory (or has most of it free) is the service's; the allocator refusing a request
+    that does not fit stays the submission's, as does any error on the CPU."""
+    import torch
+
+    from kernelopt.load.problem import device_fault
+
+    driver = RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported")
+
+    def unusable():
+        raise RuntimeError("CUDA error: out of memory")
+
+    why = device_fault(driver, "cuda", probe=unusable)
+    assert why and "cannot report the device's free memory" in why and "not the submission" in why
+    assert "free: the service" in device_fault(driver, "cuda", probe=lambda: (79 << 30, 80 << 30))
+    assert device_fault(driver, "cuda", probe=lambda: (1 << 30, 80 << 30)) is None  # the device is full: maybe its
+    too_big = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 200.00 GiB")
+    assert device_fault(too_big, "cuda", probe=unusable) is None  # the submission asked for more than there is
+    assert device_fault(driver, "cpu", probe=unusable) is None
+    assert device_fault(ValueError("bad shape"), "cuda", probe=unusable) is None

@@ -45,6 +45,39 @@ class UnsupportedGraph(Exception):
         return f"{self.code}: {self.reason}"
 
 
+class DeviceUnusable(Exception):
+    """CUDA refused a process of the job where the device has memory to give: the service's fault, not the
+    submission's. The job ends `fallback` with cause `harness-error` (the model itself is kept).
+
+    It crosses the sandbox as itself (isolation.entry)."""
+
+    crosses_sandbox = True
+
+
+def device_fault(exc: BaseException, device: str, probe=None) -> str | None:
+    """Why `exc`, raised by the submission's code on `device`, is the device's or the service's fault and not the
+    submission's; None where it may be the submission's.
+
+    PyTorch's allocator refusing a request (torch.OutOfMemoryError, "Tried to allocate ...") is the submission's:
+    its tensors do not fit. The driver refusing ("CUDA error: out of memory" from CUDA itself) while the device
+    cannot even report its free memory is not: on an H100 every GPU child of a benched job failed so when it
+    inherited its orchestrator's 16 GiB address-space limit, and each job blamed get_inputs() (2026-12-07).
+    `probe`: returns (free, total) bytes (torch.cuda.mem_get_info by default)."""
+    import torch
+
+    if not device.startswith("cuda") or isinstance(exc, torch.OutOfMemoryError) or "out of memory" not in str(exc):
+        return None
+    try:
+        free, total = (probe or torch.cuda.mem_get_info)()
+    except Exception as probe_exc:  # noqa: BLE001 - any failure here says CUDA itself is unusable
+        why = str(probe_exc).strip().splitlines()[0] if str(probe_exc).strip() else type(probe_exc).__name__
+        return (f"CUDA refused this job's process ({type(exc).__name__}: {str(exc).splitlines()[0]}) and cannot "
+                f"report the device's free memory ({why}): the service's environment, not the submission")
+    return None if free < total / 2 else (
+        f"CUDA refused an allocation ({type(exc).__name__}: {str(exc).splitlines()[0]}) with {free / 2**30:.1f} of "
+        f"{total / 2**30:.1f} GiB of the device free: the service's environment, not the submission")
+
+
 #: the largest problem file parsed: Python's syntax tree takes ~400x the source's size in memory (a 12 MB upload
 #: once grew a job's orchestrator to 4.9 GB); a model or kernel definition is a few KB (weights are a separate file)
 MAX_SOURCE_BYTES = 1 << 20
@@ -170,6 +203,9 @@ def make_inputs(mod: types.ModuleType, seed: int, device: str, dtype) -> list:
         with torch.device(device):
             inputs = get_inputs()
     except Exception as exc:
+        fault = device_fault(exc, device)
+        if fault:
+            raise DeviceUnusable(f"get_inputs() could not run: {fault}") from exc
         raise ProblemError(f"get_inputs() raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(inputs, (list, tuple)):
         raise ProblemError(f"get_inputs() must return a list, got {type(inputs).__name__}")

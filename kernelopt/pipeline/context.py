@@ -18,7 +18,7 @@ from kernelopt.agents.memory import EXPERIENCE_FILE, ExperienceMemory
 from kernelopt.core.outcome import Cause
 from kernelopt.core.text import clip, one_line
 from kernelopt.isolation import ChildError, ChildErrorKind, ChildSession, run_in_child
-from kernelopt.load.problem import ProblemError, UnsupportedGraph
+from kernelopt.load.problem import DeviceUnusable, ProblemError, UnsupportedGraph
 from kernelopt.pipeline.budget import verify_cost_s, verify_reserve_s
 from kernelopt.pipeline.device import DeviceInfo
 from kernelopt.pipeline.options import CancelCheck, EventSink, JobEvent, JobOptions
@@ -178,6 +178,8 @@ class JobContext:
                 raise JobFailed(str(exc.error)) from None
             if isinstance(exc.error, UnsupportedGraph):
                 raise JobFallback(Cause(exc.error.code), exc.error.reason) from None
+            if isinstance(exc.error, DeviceUnusable):
+                raise JobFallback(Cause.HARNESS_ERROR, f"{what}: {exc.error}") from None
             if exc.kind == ChildErrorKind.TIMEOUT:
                 raise JobFallback(Cause.TIMEOUT, f"{what} timed out: {exc.message}") from None
             if exc.kind in (ChildErrorKind.CRASH, ChildErrorKind.PROTOCOL):
