@@ -32,6 +32,7 @@ import fcntl
 import functools
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -440,10 +441,6 @@ def command(c: Confinement, inner: Sequence[str], layers: "Layers") -> list[str]
     return argv + list(inner)
 
 
-#: an rlimit's value that means no limit (resource.RLIM_INFINITY): a child asking for it gets its hard limit
-UNLIMITED = -1
-
-
 def rlimits_for(policy: SandboxPolicy, c: Confinement) -> dict[str, tuple[int, int | None]]:
     """The rlimits (resource module name -> (soft, hard)) the child applies to itself at start (isolation.entry).
 
@@ -456,7 +453,8 @@ def rlimits_for(policy: SandboxPolicy, c: Confinement) -> dict[str, tuple[int, i
         bound = r.orchestrator_address_space_bytes if policy.enabled else None
         return {} if bound is None else {"RLIMIT_AS": (int(bound), None)}
     space = r.gpu_address_space_bytes if c.gpu else r.address_space_bytes
-    limits = {"RLIMIT_AS": UNLIMITED if space is None else space,  # lifts a bound the parent set soft
+    # no limit: the child takes its hard limit, lifting a bound the parent set soft
+    limits = {"RLIMIT_AS": resource.RLIM_INFINITY if space is None else space,
               "RLIMIT_CPU": r.cpu_seconds, "RLIMIT_FSIZE": r.file_size_bytes,
               "RLIMIT_NOFILE": r.open_files, "RLIMIT_NPROC": r.processes if c.uid is not None else None}
     return {k: (int(v), int(v)) for k, v in limits.items() if v is not None}

@@ -54,7 +54,8 @@ class DeviceUnusable(Exception):
     crosses_sandbox = True
 
 
-def device_fault(exc: BaseException, device: str, probe=None) -> str | None:
+def device_fault(exc: BaseException, device: str,
+                 probe: Callable[[], tuple[int, int]] | None = None) -> str | None:
     """Why `exc`, raised by the submission's code on `device`, is the device's or the service's fault and not the
     submission's; None where it may be the submission's.
 
