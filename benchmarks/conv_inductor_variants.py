@@ -47,6 +47,7 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.gemm_epilogue_fusion import compare, compile_variant  # noqa: E402
+from kernelopt.compiled.variants import VARIANTS as ENGINE_VARIANTS  # noqa: E402
 from kernelopt.compiled.variants import conv_templates_tf32  # noqa: E402
 from kernelopt.core.timing import bench_interleaved  # noqa: E402
 from kernelopt.load.problem import build_model, import_problem, make_inputs, output_leaves  # noqa: E402
@@ -69,11 +70,11 @@ VARIANTS = {
     "no_layout_opt_benchmark": ("no_layout_opt", True, True),  # a name: that variant's compiled code
     "triton_conv": ({"max_autotune_conv_backends": "TRITON"}, True, False),
     "triton_conv_no_layout": ({"max_autotune_conv_backends": "TRITON", "layout_optimization": False}, True, False),
-    "tf32_conv_templates": ({}, True, False),
-    "fused_conv_templates": ({"max_autotune_conv_backends": "TRITON"}, True, False),
+    # the engine's own template variants, as it compiles them
+    **{v.name: (dict(v.options), True, False) for v in ENGINE_VARIANTS if v.tf32_conv_templates},
 }
 #: the variants compiled with Inductor's convolution templates in TF32 (compiled.variants.conv_templates_tf32)
-TF32_TEMPLATES = {"tf32_conv_templates", "fused_conv_templates"}
+TF32_TEMPLATES = {v.name for v in ENGINE_VARIANTS if v.tf32_conv_templates}
 
 
 @contextlib.contextmanager
