@@ -90,12 +90,11 @@ def applicable(graph: KernelGraph, device: str, modes: Mapping[str, object],
     """The variants that can change the module `graph` (compiled.decompose) on `device`, whose baseline ran under
     the math `modes` the capture recorded."""
     library_ops = {op_name(s.target) for s in graph.library_steps()}
-    covered = templates_cover(graph)
     # a convolution the baseline computed in an IEEE template must not become a TF32 one
     ieee_templates = bool(ieee_convolution_templates(graph))
     return [v for v in variants
             if v.calls & library_ops and device in v.devices and all(modes.get(m) is True for m in v.requires)
-            and (covered or not v.templates_only) and not (v.tf32_conv_templates and ieee_templates)]
+            and not (v.tf32_conv_templates and ieee_templates) and (not v.templates_only or templates_cover(graph))]
 
 
 @dataclass
