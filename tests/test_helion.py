@@ -99,7 +99,7 @@ def test_helions_space_is_read_in_a_child_default_neighbours_and_random_points(t
     from kernelopt.isolation import run_in_child
 
     env = {"TRITON_INTERPRET": "1", "HELION_AUTOTUNE_EFFORT": "none"}
-    req = HelionSpaceRequest(str(ADD), device="cpu", n_random=3)
+    req = HelionSpaceRequest(str(ADD), device="cpu", n_random=3, depth=2)
     (k,) = admit_space(run_in_child(helion_space, req, timeout_s=300, scratch=tmp_path, env=env, read_only=[ADD]))
     assert k.name == "add" and k.current == k.default and k.n_coordinates > 3
     assert {"block_sizes", "num_warps", "num_stages"} <= set(k.default)
@@ -107,11 +107,15 @@ def test_helions_space_is_read_in_a_child_default_neighbours_and_random_points(t
     assert k.neighbours and all(n != k.default for n in k.neighbours)
     assert any(n["block_sizes"] == [k.default["block_sizes"][0] * 2] for n in k.neighbours)
     assert len(k.random) == 3
-    # neighbours of a seed the search names, not of the default
-    seed = {**k.default, "num_warps": 8}
+    # depth 2: the neighbours of every config offered, where the next round may start
+    further = {json.dumps(c, sort_keys=True): ns for c, ns in k.further}
+    assert [json.loads(c) for c in further] == [*k.neighbours, *k.random, k.default]
+    # neighbours of a seed the search names, not of the default: what depth 2 answered for it
+    seed = next(n for n in k.neighbours if n["num_warps"] != k.default["num_warps"])
     req = HelionSpaceRequest(str(ADD), device="cpu", seeds={"add": [seed]}, n_random=0)
     (k2,) = admit_space(run_in_child(helion_space, req, timeout_s=300, scratch=tmp_path, env=env, read_only=[ADD]))
-    assert any(n["num_warps"] == 8 and n["block_sizes"] != seed["block_sizes"] for n in k2.neighbours)
+    assert any(n["num_warps"] == seed["num_warps"] and n["block_sizes"] != seed["block_sizes"] for n in k2.neighbours)
+    assert k2.neighbours == further[json.dumps(seed, sort_keys=True)] and k2.further == []
 
 
 def test_the_generator_pins_every_kernel_and_never_proposes_the_files_own_config():
@@ -124,7 +128,7 @@ def test_the_generator_pins_every_kernel_and_never_proposes_the_files_own_config
 
     target = KernelTarget("add_small", ADD.read_text(), "kernel-file", [], {}, [])
     assert gen.applicable(target) == "Helion's configuration space is not available to this job"
-    gen.space = lambda seeds: space
+    gen.space = lambda seeds, depth, n_random: space
     assert gen.applicable(target) is None
     cands = gen.propose(target, [], [], 8)
     assert [c.params["configs"]["add"] for c in cands] == [
@@ -227,6 +231,40 @@ print("RESULT", r.outcome, "|", r.error or r.cause)
                     "job runs (pip install 'kernelopt[helion]')"), proc.stdout + proc.stderr
 
 
+def test_a_round_starting_where_the_last_child_looked_asks_no_child():
+    """One child answers two steps of the walk: a round whose best is a config that child offered takes its
+    neighbours from that answer (a child imports Helion and compiles the kernel: 25 s of a 40 s round on an
+    H100); a round from anywhere else asks a child again."""
+    from kernelopt.search.generator import Attempt, Gate, KernelTarget
+
+    default = {"block_sizes": [32], "num_warps": 4}
+    n1, n2, r1 = ({"block_sizes": [64], "num_warps": 4}, {"block_sizes": [32], "num_warps": 8},
+                  {"block_sizes": [256], "num_warps": 2})
+    n1_next = [{"block_sizes": [128], "num_warps": 4}, {"block_sizes": [64], "num_warps": 8}]
+    asked: list[tuple] = []
+
+    def space(seeds, depth, n_random):
+        asked.append((seeds, depth, n_random))
+        return HelionSpace([KernelSpace("add", default, default, [n1, n2], [r1], 2,
+                                        [(n1, n1_next), (n2, []), (r1, []), (default, [n1, n2])])])
+
+    gen = HelionConfigGenerator()
+    gen.space = space
+    target = KernelTarget("add_small", ADD.read_text(), "kernel-file", [], {}, [])
+    first = gen.propose(target, [], [], 8)
+    assert [c.params["configs"]["add"] for c in first] == [n1, n2, r1] and asked == [({}, 2, 12)]
+
+    def tried(cands):
+        return [Attempt(c, True, Gate.TIMED, "ok") for c in cands]
+
+    second = gen.propose(target, tried(first[:1]), tried(first), 8)
+    assert [c.params["configs"]["add"] for c in second] == n1_next and len(asked) == 1  # no child
+    assert all("a neighbour of the best" in c.description for c in second)
+    outside = {"block_sizes": [128], "num_warps": 4}
+    gen.propose(target, tried(second[:1]), tried(first + second), 8)
+    assert len(asked) == 2 and asked[1][0] == {"add": [outside]}  # not offered by the first child: asked
+
+
 def test_the_files_own_configs_list_seeds_the_first_round():
     source = ADD.read_text().replace(
         "@helion.kernel(static_shapes=True)",
@@ -236,8 +274,8 @@ def test_the_files_own_configs_list_seeds_the_first_round():
     assert k.listed == ({"block_sizes": [256], "num_warps": 8}, {"block_sizes": [128], "num_warps": 2})
     default = {"block_sizes": [32], "num_warps": 4}
     gen = HelionConfigGenerator()
-    gen.space = lambda seeds: HelionSpace([KernelSpace("add", default, default, [{"block_sizes": [64], "num_warps": 4}],
-                                                       [], 2)])
+    gen.space = lambda seeds, depth, n_random: HelionSpace(
+        [KernelSpace("add", default, default, [{"block_sizes": [64], "num_warps": 4}], [], 2)])
     from kernelopt.search.generator import KernelTarget
 
     cands = gen.propose(KernelTarget("add_small", source, "kernel-file", [], {}, []), [], [], 8)

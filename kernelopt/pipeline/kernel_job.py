@@ -104,8 +104,8 @@ def _helion_space_fn(ctx: JobContext, device: str, env: dict | None) -> SpaceFn:
     """Helion's configuration space around some seed configs, read in a sandboxed child (the file runs there)."""
     calls = itertools.count()  # each round's random points differ, and a rerun of the job draws the same ones
 
-    def space(seeds: dict[str, list[dict]]) -> HelionSpace:
-        req = HelionSpaceRequest(ctx.problem_path, ctx.options.dtype, device, seeds, random_seed=next(calls))
+    def space(seeds: dict[str, list[dict]], depth: int, n_random: int) -> HelionSpace:
+        req = HelionSpaceRequest(ctx.problem_path, ctx.options.dtype, device, seeds, n_random, next(calls), depth)
         return ctx.child(helion_space, req, limit_s=max(60.0, min(300.0, ctx.remaining_s() / 4)),
                          what="reading Helion's configuration space", env=env)
 
