@@ -248,3 +248,60 @@ def test_the_clock_check_on_numbers():
     # however wide the rounds' spread, it excuses no more than 25% of the clock's shortfall
     wide = check_clock([0.07, 0.2, 0.5], [0.001] * 3, [2.6, 6.0, 9.6], [3.6, 7.0, 3.65])
     assert not wide.passed and wide.metrics["clock_spread"] > 0.25 and "25.0% of spread allowed" in wide.message
+
+
+# ---- Gate 4's sides set up while Gate 3 computes (pipeline/gates.py:gate3_while_timing_sets_up)
+
+def _sides(g, workdir: Path, device: str, source: str):
+    from kernelopt.pipeline.gates import TimingSides, model_sides
+
+    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
+    req = StitchedRequest(str(PROBLEM), str(workdir), {g.name: source}, device=device)
+    return ctx, TimingSides(ctx, model_sides(req))
+
+
+def test_gate4s_sides_set_up_while_gate3_computes_and_time_on_the_same_sessions(group_and_workdir):
+    """Gate 3 here waits for both sides' set-up to finish: had the set-up waited for Gate 3, it would never
+    see them ready. The sessions set up then time the rounds."""
+    import time
+
+    from kernelopt.pipeline.gates import gate3_while_timing_sets_up
+    from kernelopt.verify.result import GateResult
+
+    g, workdir, device = group_and_workdir
+    ctx, sides = _sides(g, workdir, device, group_module_source(g))
+    try:
+        def gate3_waiting_for_the_sides() -> GateResult:
+            deadline = time.monotonic() + 240
+            while len(sides.ready) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            return GateResult.ok("gate3", f"{len(sides.ready)} sides ready during Gate 3")
+
+        g3 = gate3_while_timing_sets_up(gate3_waiting_for_the_sides, sides)
+        assert g3.passed and g3.message == "2 sides ready during Gate 3"
+        timing, walls = sides.rounds(2)
+        assert len(timing.rounds["baseline"]) == len(timing.rounds["candidate"]) == len(walls["candidate"]) == 2
+    finally:
+        sides.close()
+        ctx.close()
+
+
+def test_a_failed_timing_set_up_counts_only_where_gate3_passed(group_and_workdir):
+    from kernelopt.pipeline.context import JobFailed
+    from kernelopt.pipeline.gates import gate3_while_timing_sets_up
+    from kernelopt.verify.result import GateResult
+
+    g, workdir, device = group_and_workdir
+    broken = group_module_source(g, preamble="raise RuntimeError('the candidate cannot be built')\n")
+    for gate3_verdict, raised in ((GateResult.fail("gate3", "wrong outputs"), False),
+                                  (GateResult.ok("gate3", "allclose"), True)):
+        ctx, sides = _sides(g, workdir, device, broken)
+        try:
+            if raised:  # Gate 3 passed: the set-up's failure is the evaluation's
+                with pytest.raises(JobFailed, match="the candidate cannot be built"):
+                    gate3_while_timing_sets_up(lambda v=gate3_verdict: v, sides)
+            else:  # Gate 3's verdict stands: the candidate failed Gate 3, not its timing
+                assert gate3_while_timing_sets_up(lambda v=gate3_verdict: v, sides) is gate3_verdict
+        finally:
+            sides.close()
+            ctx.close()

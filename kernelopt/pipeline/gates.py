@@ -162,20 +162,24 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
 
 def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool = True) -> ModelVerdict:
     """Gate 3 (against eager, float64 fallback), then Gate 4 (interleaved timing; more rounds when the first
-    five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured)."""
-    g3 = gate3(ctx, req)
-    if not g3.passed or not timed:
-        return ModelVerdict(g3)
-    try:
-        timing, walls = time_apart(ctx, req, req.rounds)
-        g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
-        if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
-            more, more_walls = time_apart(ctx, req, MORE_ROUNDS)
-            timing = merge_timings(timing, more)
-            walls = {side: walls[side] + more_walls[side] for side in walls}
+    five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured). Gate 4's two sides set up
+    while Gate 3 computes (`gate3_while_timing_sets_up`)."""
+    if not timed:
+        return ModelVerdict(gate3(ctx, req))
+    with TimingSides(ctx, model_sides(req)) as sides:
+        g3 = gate3_while_timing_sets_up(lambda: gate3(ctx, req), sides)
+        if not g3.passed:
+            return ModelVerdict(g3)
+        try:
+            timing, walls = sides.rounds(req.rounds)
             g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
-    except Gate4Refused as exc:
-        return ModelVerdict(g3, GateResult.fail("gate4", str(exc), gamma=gamma), None)
+            if needs_more_rounds(g4):  # too noisy to tell from 5 rounds: measure more, decide on all of them
+                more, more_walls = sides.rounds(MORE_ROUNDS)
+                timing = merge_timings(timing, more)
+                walls = {side: walls[side] + more_walls[side] for side in walls}
+                g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
+        except Gate4Refused as exc:
+            return ModelVerdict(g3, GateResult.fail("gate4", str(exc), gamma=gamma), None)
     clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"],
                         walls["candidate"])
     g4.metrics.update(clock.metrics)
@@ -186,6 +190,10 @@ def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool =
 
 #: the first round's input seed (Gates 2-3 use the job's seeds 101-103; a round's inputs are other ones)
 ROUND_SEED = 7001
+
+SIDES = ("baseline", "candidate")
+#: a side's set-up request: its name -> (the stage function its session runs, its request)
+SideFn = Callable[[str], tuple[Callable, object]]
 
 
 class Gate4Refused(Exception):
@@ -209,61 +217,113 @@ def probes_disagree(baseline: list[float], candidate: list[float]) -> str | None
     return None
 
 
-def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
-    """Baseline and candidate of a model timed in two child sessions, rounds interleaved by this process
-    (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
-    round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
+def model_sides(req: StitchedRequest) -> SideFn:
+    """A model's two sides: the captured module as compiled, and with the candidate's replacements."""
     def side_request(side: str) -> tuple[Callable, object]:
         return prepare_side, SideRequest(req.problem_path, req.workdir, side, dict(req.replacements),
                                          req.candidate_dir, req.dtype, req.device)
 
-    with job_sandbox():  # both sides' processes as the job's uid, in its work directory (see gate3)
-        return _time_apart(ctx, side_request, rounds)
+    return side_request
 
 
-def kernel_time_apart(ctx: JobContext, source: str, dtype: str, device: str, rounds: int = 5,
-                      env: dict | None = None) -> tuple[Timing, dict[str, list[float]]]:
-    """The submitted kernel file's `launch` and the candidate file's, timed apart as `time_apart` does."""
+def kernel_sides(ctx: JobContext, source: str, dtype: str, device: str) -> SideFn:
+    """A kernel file's two sides: the submitted file's `launch` and the candidate file's."""
     def side_request(side: str) -> tuple[Callable, object]:
         return prepare_kernel_side, KernelSideRequest(ctx.problem_path, side, source, dtype, device)
 
-    with job_sandbox():
-        return _time_apart(ctx, side_request, rounds, env)
+    return side_request
 
 
-def _time_apart(ctx: JobContext, side_request: Callable[[str], tuple[Callable, object]], rounds: int,
-                env: dict | None = None) -> tuple[Timing, dict[str, list[float]]]:
-    sides = ("baseline", "candidate")
-    sessions = {side: ctx.session(env) for side in sides}
-    try:
-        for s in sessions.values():  # started by this thread, which outlives the threads that set them up
-            s.start()
+def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
+    """Baseline and candidate of a model timed in two child sessions, rounds interleaved by this process
+    (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
+    round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
+    with TimingSides(ctx, model_sides(req)) as sides:
+        sides.prepare()
+        return sides.rounds(rounds)
+
+
+def gate3_while_timing_sets_up(gate3_fn: Callable[[], GateResult], sides: "TimingSides") -> GateResult:
+    """Gate 3, with Gate 4's two sides set up at once (each builds its module and compiles, as Gate 3's children
+    do: one process's start-up less on the job's clock). A set-up that failed counts only where Gate 3 passed:
+    a candidate Gate 3 refused ends with Gate 3's verdict. Gate 3's own exception is raised as it would be."""
+    def set_up() -> Optional[BaseException]:
+        try:
+            sides.prepare()
+        except Exception as exc:  # noqa: BLE001 - raised below, after Gate 3's verdict is known
+            return exc
+        return None
+
+    g3, failed = in_job_threads(gate3_fn, set_up)
+    assert isinstance(g3, GateResult)
+    if g3.passed and isinstance(failed, BaseException):
+        raise failed
+    return g3
+
+
+class TimingSides:
+    """Gate 4's two child sessions, one per side, as the job's sandbox uid (held for their life, and shared with
+    Gate 3's children where they run meanwhile: see gate3). Started by the thread that creates this (a
+    session's process lives as long as the thread that started it: a worker thread of `in_job_threads` would
+    take it along), set up by `prepare` on any thread, then timed in rounds interleaved by this process."""
+
+    def __init__(self, ctx: JobContext, side_request: SideFn, env: dict | None = None) -> None:
+        self.ctx, self.side_request = ctx, side_request
+        self.sandbox = job_sandbox().__enter__()
+        self.sessions = {side: ctx.session(env) for side in SIDES}
+        self.ready: dict[str, SideReady] = {}
+        try:
+            for s in self.sessions.values():
+                s.start()
+        except BaseException:
+            self.close()
+            raise
+
+    def __enter__(self) -> "TimingSides":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            for s in self.sessions.values():
+                s.close()
+        finally:
+            self.sandbox.__exit__(None, None, None)
+
+    def prepare(self) -> None:
+        """Each side's module built and called a few times (at once), its estimate of one call checked."""
         def prepare(side: str) -> Callable[[], object]:
-            fn, arg = side_request(side)
-            return lambda: ctx.child(fn, arg, limit_s=600, what=f"Gate 4 timing ({side} set-up)",
-                                     session=sessions[side])
+            fn, arg = self.side_request(side)
+            return lambda: self.ctx.child(fn, arg, limit_s=600, what=f"Gate 4 timing ({side} set-up)",
+                                          session=self.sessions[side])
 
-        ready: dict[str, SideReady] = {}
-        for side, r in zip(sides, in_job_threads(*(prepare(side) for side in sides)), strict=True):  # at once
+        for side, r in zip(SIDES, in_job_threads(*(prepare(side) for side in SIDES)), strict=True):  # at once
             if not isinstance(r, SideReady) or not (0 < r.estimate_ms < math.inf):
                 raise JobFallback(Cause.CRASH, f"Gate 4 timing: the {side}'s process answered with no usable "
                                   "estimate of its time")
-            ready[side] = r
-        if {r.method for r in ready.values()} not in ({"do_bench"}, {"cpu-wallclock"}):  # a label, not believed
+            self.ready[side] = r
+        if {r.method for r in self.ready.values()} not in ({"do_bench"}, {"cpu-wallclock"}):  # a label, not believed
             raise JobFallback(Cause.CRASH, "Gate 4 timing: the two sides' processes named different or unknown "
                               "timing methods")
-        per_call = ready["baseline"].estimate_ms
+
+    def rounds(self, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
+        """`rounds` rounds, each side once a round in alternating order, on the same inputs each round:
+        (each side's per-round median, this process's wall time per iteration of each round)."""
+        assert set(self.ready) == set(SIDES), "prepare() first"
+        per_call = self.ready["baseline"].estimate_ms
         iterations = min(max(math.ceil(REP_MS / per_call), 3), 2000)
         warmup = min(max(math.ceil(WARMUP_MS / per_call), 1), 500)
-        medians: dict[str, list[float]] = {side: [] for side in sides}
-        walls: dict[str, list[float]] = {side: [] for side in sides}
+        medians: dict[str, list[float]] = {side: [] for side in SIDES}
+        walls: dict[str, list[float]] = {side: [] for side in SIDES}
         for r_i in range(rounds):
             seed = ROUND_SEED + r_i
             probes: dict[str, list[float]] = {}
-            for side in (sides if r_i % 2 == 0 else sides[::-1]):
+            for side in (SIDES if r_i % 2 == 0 else SIDES[::-1]):
                 t0 = time.monotonic()
-                res = ctx.child(time_round, RoundRequest(iterations, warmup, seed), limit_s=600,
-                                what=f"Gate 4 timing ({side})", session=sessions[side])
+                res = self.ctx.child(time_round, RoundRequest(iterations, warmup, seed), limit_s=600,
+                                     what=f"Gate 4 timing ({side})", session=self.sessions[side])
                 wall = (time.monotonic() - t0) * 1e3 / (iterations + warmup)
                 if (not isinstance(res, RoundResult) or len(res.times_ms) != iterations
                         or not all(isinstance(t, float) and 0 < t < math.inf for t in res.times_ms)
@@ -277,10 +337,7 @@ def _time_apart(ctx: JobContext, side_request: Callable[[str], tuple[Callable, o
             if why:
                 raise Gate4Refused(f"round {r_i + 1}: the timed candidate's outputs are not the baseline's on the "
                                    f"round's inputs ({why}): its times are not of the model's work")
-        return Timing(medians, ready["baseline"].method), walls
-    finally:
-        for s in sessions.values():
-            s.close()
+        return Timing(medians, self.ready["baseline"].method), walls
 
 
 def gate3_text(metrics: dict) -> str:

@@ -23,7 +23,13 @@ from kernelopt.load.problem import dtype_from_name, import_problem, make_inputs,
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.budget import search_stopped_before_a_candidate
 from kernelopt.pipeline.context import JobContext
-from kernelopt.pipeline.gates import Gate4Refused, kernel_gate3, kernel_time_apart
+from kernelopt.pipeline.gates import (
+    Gate4Refused,
+    TimingSides,
+    gate3_while_timing_sets_up,
+    kernel_gate3,
+    kernel_sides,
+)
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
 from kernelopt.search.beam import search_kernel
@@ -98,6 +104,11 @@ def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
             or best.metrics.get("timing_method") != "do_bench":
         return None
     return round(best.baseline_kernel_ms / best.kernel_ms, 3)
+
+
+def _waterfall(ctx: JobContext, best: Attempt, g3: GateResult) -> None:
+    ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
+                               f"{g3.message}"]
 
 
 def _helion_space_fn(ctx: JobContext, device: str, env: dict | None) -> SpaceFn:
@@ -182,20 +193,27 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
     if helion:
         ctx.report["helion"]["best_configs"] = best.candidate.params.get("configs")
     with ctx.stage("verify", "Gate 3 against the PyTorch reference, Gate 4 timing (each computed apart)"):
-        g3 = kernel_gate3(ctx, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
-                          device, env)
-        ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
-                                   f"{g3.message}"]
-        if not g3.passed:
-            return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
+        def gate3() -> GateResult:
+            return kernel_gate3(ctx, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
+                                device, env)
+
         if device != "cuda":  # run_job records that no speed was measured
+            g3 = gate3()
+            _waterfall(ctx, best, g3)
+            if not g3.passed:
+                return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
             return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton "
                              "interpreter; speed cannot be measured without a GPU, so the original kernel is kept",
                              timing="not-measured", timing_note=NO_GPU_TIMING)
-        try:
-            timing, walls = kernel_time_apart(ctx, best.candidate.source, opts.dtype, device, env=env)
-        except Gate4Refused as exc:
-            return JobResult(Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: {exc}", speedup=1.0)
+        with TimingSides(ctx, kernel_sides(ctx, best.candidate.source, opts.dtype, device), env) as sides:
+            g3 = gate3_while_timing_sets_up(gate3, sides)  # Gate 4's sides build while Gate 3 computes
+            _waterfall(ctx, best, g3)
+            if not g3.passed:
+                return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
+            try:
+                timing, walls = sides.rounds(5)
+            except Gate4Refused as exc:
+                return JobResult(Outcome.FALLBACK, f"{Cause.PERFORMANCE_GATE}: {exc}", speedup=1.0)
     g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], opts.gamma)
     clock = check_clock(timing.rounds["baseline"], timing.rounds["candidate"], walls["baseline"], walls["candidate"])
     ctx.report["gate4_rounds"] = [{"method": timing.method, "baseline": timing.rounds["baseline"],
