@@ -305,3 +305,24 @@ def test_a_failed_timing_set_up_counts_only_where_gate3_passed(group_and_workdir
         finally:
             sides.close()
             ctx.close()
+
+
+def test_on_the_cpu_gate4s_sides_start_only_after_a_passing_gate3(group_and_workdir):
+    """The CPU's cores are what both would share: no overlap there, and no timing process for a candidate
+    Gate 3 refused."""
+    from kernelopt.pipeline.gates import gate3_and_timing_sides, model_sides
+    from kernelopt.verify.result import GateResult
+
+    g, workdir, device = group_and_workdir
+    ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
+    req = StitchedRequest(str(PROBLEM), str(workdir), {g.name: group_module_source(g)}, device=device)
+    try:
+        refused = GateResult.fail("gate3", "wrong outputs")
+        assert gate3_and_timing_sides(ctx, lambda: refused, model_sides(req), overlap=False) == (refused, None)
+        passed = GateResult.ok("gate3", "allclose")
+        g3, sides = gate3_and_timing_sides(ctx, lambda: passed, model_sides(req), overlap=False)
+        assert g3 is passed and sides is not None
+        with sides:
+            assert set(sides.ready) == {"baseline", "candidate"}  # set up, ready for rounds
+    finally:
+        ctx.close()

@@ -162,14 +162,14 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
 
 def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool = True) -> ModelVerdict:
     """Gate 3 (against eager, float64 fallback), then Gate 4 (interleaved timing; more rounds when the first
-    five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured). Gate 4's two sides set up
-    while Gate 3 computes (`gate3_while_timing_sets_up`)."""
+    five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured). On a GPU, Gate 4's two
+    sides set up while Gate 3 computes (`gate3_and_timing_sides`)."""
     if not timed:
         return ModelVerdict(gate3(ctx, req))
-    with TimingSides(ctx, model_sides(req)) as sides:
-        g3 = gate3_while_timing_sets_up(lambda: gate3(ctx, req), sides)
-        if not g3.passed:
-            return ModelVerdict(g3)
+    g3, opened = gate3_and_timing_sides(ctx, lambda: gate3(ctx, req), model_sides(req), overlap=req.device == "cuda")
+    if opened is None:
+        return ModelVerdict(g3)
+    with opened as sides:
         try:
             timing, walls = sides.rounds(req.rounds)
             g4 = check_performance(timing.rounds["baseline"], timing.rounds["candidate"], gamma)
@@ -241,6 +241,31 @@ def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timi
     with TimingSides(ctx, model_sides(req)) as sides:
         sides.prepare()
         return sides.rounds(rounds)
+
+
+def gate3_and_timing_sides(ctx: JobContext, gate3_fn: Callable[[], GateResult], side_request: SideFn,
+                           env: dict | None = None, *, overlap: bool) -> tuple[GateResult, Optional["TimingSides"]]:
+    """Gate 3's verdict and, where it passed, Gate 4's two sides set up (the caller closes them). With `overlap`
+    (on a GPU, where Gate 3's children wait on the device more than on the machine's cores) the sides set up
+    while Gate 3 computes (`gate3_while_timing_sets_up`); without (the CPU, whose cores both would share) after
+    a passing Gate 3 only."""
+    if not overlap:
+        g3 = gate3_fn()
+        if not g3.passed:
+            return g3, None
+    sides = TimingSides(ctx, side_request, env)
+    try:
+        if overlap:
+            g3 = gate3_while_timing_sets_up(gate3_fn, sides)
+        else:
+            sides.prepare()
+    except BaseException:
+        sides.close()
+        raise
+    if not g3.passed:
+        sides.close()
+        return g3, None
+    return g3, sides
 
 
 def gate3_while_timing_sets_up(gate3_fn: Callable[[], GateResult], sides: "TimingSides") -> GateResult:
