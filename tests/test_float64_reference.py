@@ -231,3 +231,22 @@ def test_a_kernel_files_reference_that_refuses_float64_is_said_so_too(tmp_path):
                             timeout_s=300, scratch=out, read_only=[str(problem)], env={"TRITON_INTERPRET": "1"})
     assert sorted(manifest.files) == [f"r32-{s}" for s in SEEDS]
     assert "AssertionError: float32 only" in (manifest.float64_unavailable or "")
+
+
+def test_kernelopt_check_builds_its_float64_reference_as_gate3_does(tmp_path):
+    """`kernelopt check` of a minGPT-style result raised "mat1 and mat2 must have the same dtype" on an H100
+    (its float64 copy was a deepcopy's `.double()`, whose lambda still called the float32 modules): the bench
+    counted a correct 1.106x result as a wrong answer. A ModelNew 1e-3 off fails allclose, so the check needs
+    its float64 reference: it now decides on it (and fails the candidate, by rho), not on a harness error."""
+    from kernelopt.pipeline.check import CheckRequest, run_check
+
+    off = tmp_path / "optimized_module.py"
+    off.write_text(MINGPT.read_text() + "\n\nclass ModelNew(Model):\n"
+                   "    def forward(self, x):\n        return super().forward(x) * 1.001\n")
+    result = run_check(CheckRequest(str(off), str(MINGPT), seeds=[7001, 7002]))
+    assert not result["passed"] and len(result["seeds"]) == 2, result
+    for seed in result["seeds"]:
+        assert seed["metrics"]["branch"] != "allclose" and seed["metrics"]["rho"] > 1, seed  # float64's verdict
+    same = tmp_path / "same.py"
+    same.write_text(MINGPT.read_text() + "\n\nclass ModelNew(Model):\n    pass\n")
+    assert run_check(CheckRequest(str(same), str(MINGPT), seeds=[7001]))["passed"]

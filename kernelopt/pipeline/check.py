@@ -74,11 +74,10 @@ def _check(req: CheckRequest) -> dict:
 
 
 def _compare(req: CheckRequest) -> dict:
-    import copy
-
     import torch
 
     # Child side: Gate 3 imports torch, which the check's own process (the CLI's) never needs.
+    from kernelopt.verify.float64_cast import cast_float64, default_dtype, float64_inputs
     from kernelopt.verify.gate3_model import check_model
 
     opt_name, prob_name = Path(req.optimized_path).name, Path(req.problem_path).name
@@ -112,7 +111,18 @@ def _compare(req: CheckRequest) -> dict:
                                  f"problem's Model parameters ({_one_line(exc)})") from None
         run_ref = lambda xs: output_leaves(model(*xs))  # noqa: E731
         run_new = lambda xs: output_leaves(new(*xs))  # noqa: E731
-        run_64 = lambda xs: output_leaves(copy.deepcopy(model).double()(*xs))  # noqa: E731
+        built64: list[torch.nn.Module] = []
+
+        def run_64(xs: list, seed: int) -> list:
+            # Gate 3's float64 reference as the job's reference child makes it (verify/float64_cast.py): a model
+            # of its own, built as `model` was, with everything it reaches cast (a deepcopy's `.double()` left
+            # minGPT's lambda calling the float32 modules: the check of an H100 result raised on that); the
+            # default dtype float64, the RNG seeded as for the seed's fp32 calls
+            if not built64:
+                built64.append(cast_float64(build_model(problem, device, dtype, weights=req.weights)))
+            with default_dtype(torch.float64):
+                torch.manual_seed(seed)
+                return output_leaves(built64[0](*xs))
     else:
         if not callable(getattr(optimized, "launch", None)):
             raise _CannotCompare(f"{opt_name} has no launch(): it is not the optimized module of a kernel file "
@@ -123,13 +133,13 @@ def _compare(req: CheckRequest) -> dict:
                 raise _CannotCompare(f"cannot check {prob_name}'s kernel here: {why}")
         run_ref = lambda xs: output_leaves(problem.reference(*xs))  # noqa: E731
         run_new = lambda xs: output_leaves(optimized.launch(*xs))  # noqa: E731
-        run_64 = run_ref
+        run_64 = lambda xs, seed: run_ref(xs)  # noqa: E731 - the file's PyTorch reference, on float64 inputs
     for seed in req.seeds:
         try:
             xs = make_inputs(problem, seed, device, dtype)
         except ProblemError as exc:
             raise _CannotCompare(f"problem file {prob_name}: {exc}") from None
-        x64 = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in xs]
+        x64 = float64_inputs(xs)
         with torch.no_grad():
             torch.manual_seed(seed)
             try:
@@ -142,7 +152,7 @@ def _compare(req: CheckRequest) -> dict:
             except Exception as exc:  # nothing to compare: another problem's module, or a broken one
                 raise _CannotCompare(f"{opt_name} does not run on {prob_name}'s inputs (seed {seed}): "
                                      f"{_one_line(exc)}") from None
-            result = check_model(r32, o32, functools.partial(run_64, x64), req.precision, dtype=req.dtype)
+            result = check_model(r32, o32, functools.partial(run_64, x64, seed), req.precision, dtype=req.dtype)
         per_seed.append({"seed": seed, "passed": result.passed, "message": result.message,
                          "metrics": {k: v for k, v in result.metrics.items() if isinstance(v, (int, float, str, bool))
                                      or v is None}})
