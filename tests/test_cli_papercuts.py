@@ -214,3 +214,22 @@ def test_bench_md_on_a_cpu_says_cpu_and_keeps_causes_whole():
     gpu = summarize([_row("add_relu_kernel.py", "near-optimal: x")], 150.0, 1, H200)
     assert "1 GPU(s), NVIDIA H200" in gpu["text"] and "GPU-minutes 2.4" in gpu["text"] and gpu["gpus"] == 1
     assert summarize([_row("a.py", "near-optimal: x")], 150.0, 1, CPU)["gpus"] == 0
+
+
+def test_a_check_that_could_not_run_is_not_counted_a_wrong_answer():
+    """On an H100 the check of a correct minGPT result raised in its own float64 copy, and bench.md said
+    "Wrong answers (kernelopt check): 1": a result the check could not run on is listed as not re-checked."""
+    from kernelopt.pipeline.bench import summarize
+
+    optimized = {"outcome": "optimized", "cause": "speedup 1.1x", "speedup": 1.1, "timing": "measured",
+                 "noise_pct": 0.5}
+    rows = [{**_row("a.py", "x"), "result": optimized, "check": {"passed": True, "summary": "PASS"}},
+            {**_row("b.py", "x"), "result": optimized, "check": {"passed": False, "summary": "FAIL: 0/5"}},
+            {**_row("c.py", "x"), "result": optimized,
+             "check": {"passed": False, "ran": False, "summary": "FAIL: the check could not run: exception"}}]
+    summary = summarize(rows, 150.0, 1, H200)
+    assert summary["wrong_answers"] == 1 and summary["not_rechecked"] == ["c.py"]
+    text = summary["text"]
+    assert "Wrong answers (kernelopt check): 1 ['b.py']" in text
+    assert "Not re-checked (kernelopt check could not run): 1 ['c.py']" in text
+    assert "| could not run |" in text and text.count("| FAIL |") == 1

@@ -182,7 +182,7 @@ def _check(arg: tuple) -> dict:
         return run_check(CheckRequest(str(Path(workdir) / "optimized_module.py"), str(problem),
                                       precision=precision, dtype=dtype), timeout_s=CHECK_TIME_LIMIT_S)
     except InputError as exc:  # CheckError included: a result that cannot be re-checked is not a pass
-        return {"passed": False, "summary": f"FAIL: {exc}"}
+        return {"passed": False, "ran": False, "summary": f"FAIL: {exc}"}
 
 
 def _check_in_child(workdir: Path, problem: Path, precision: str, dtype: str, env: dict) -> dict:
@@ -191,7 +191,7 @@ def _check_in_child(workdir: Path, problem: Path, precision: str, dtype: str, en
         return run_in_child(_check, (str(workdir), str(problem), precision, dtype), timeout_s=CHECK_TIME_LIMIT_S + 30,
                             env=env, trusted=True, scratch=workdir)
     except ChildError as exc:
-        return {"passed": False, "summary": f"FAIL: the check could not run: {exc}"}
+        return {"passed": False, "ran": False, "summary": f"FAIL: the check could not run: {exc}"}
 
 
 def _level(path: Path, root: Path) -> str:
@@ -421,7 +421,10 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     causes = Counter(cause_code(r["result"]["cause"]) for r in rows if r["result"]["outcome"] != "optimized")
     regressions = [r["problem"] for r in rows if r["result"]["outcome"] == "optimized"
                    and (deployed_speedup(r) or 1.0) < 1.0 - (r["result"].get("noise_pct") or 0) / 100]
-    wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"]]
+    # a check that ran and failed is a wrong answer; one that could not run leaves the result unchecked (not a
+    # pass either: both are listed)
+    wrong = [r["problem"] for r in rows if r.get("check") and not r["check"]["passed"] and r["check"].get("ran", True)]
+    unchecked = [r["problem"] for r in rows if r.get("check") and r["check"].get("ran") is False]
     not_exact = [r["problem"] for r in rows if r.get("restitch_bit_exact") is False]
     nondeterministic = [r["problem"] for r in rows if r.get("reproduction") == "within-nondeterminism"]
     engines = Counter(r.get("engine") or "unrecorded" for r in rows)
@@ -446,6 +449,7 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
              + str([f"{r['problem']} ({_speed_text(r)})" for r in degenerate]), "",
              f"Outcomes: {dict(outcomes)}", f"Causes (not optimized): {dict(causes)}",
              f"Regressions: {len(regressions)} {regressions}", f"Wrong answers (kernelopt check): {len(wrong)} {wrong}",
+             f"Not re-checked (kernelopt check could not run): {len(unchecked)} {unchecked}",
              f"Re-stitch not bit-exact: {len(not_exact)} {not_exact}"
              + (f" (of which within the compiled model's own non-determinism: {nondeterministic})"
                 if nondeterministic else ""),
@@ -459,14 +463,16 @@ def summarize(rows: list[dict], wall_s: float, n_gpus: int, info, run: Optional[
     for r in rows:
         res = r["result"]
         ls = r.get("library_share")
-        check = "" if not r.get("check") else ("pass" if r["check"]["passed"] else "FAIL")
+        check = "" if not r.get("check") else ("pass" if r["check"]["passed"] else
+                                               "FAIL" if r["check"].get("ran", True) else "could not run")
         speed = deployed_speedup(r)
         lines.append(f"| {r['problem']} | {res['outcome']} | {'not measured' if speed is None else f'{speed:.3f}'} | "
                      f"{'' if ls is None else f'{ls:.1%}'} | {r.get('compile_s') or ''} | {r['wall_s']:.0f} | "
                      f"{_stage_cell(res.get('stage_seconds') or {})} | {check} | {_cell(res['cause'])} |")
     return {"dtype": run.dtype, "precision": run.precision, "device": info.name, "torch": info.torch_version,
             "rows": rows, "geomean": geo, "outcomes": dict(outcomes), "causes": dict(causes),
-            "regressions": len(regressions), "wrong_answers": len(wrong), "restitch_not_exact": not_exact,
+            "regressions": len(regressions), "wrong_answers": len(wrong), "not_rechecked": unchecked,
+            "restitch_not_exact": not_exact,
             "not_measured": len(not_measured_rows), "engines": dict(engines),
             "rewrites_deployed": rewritten, "variants_deployed": variants, "degenerate": [r["problem"] for r in degenerate],
             "max_noise_pct": noisy["result"]["noise_pct"] if noisy else None,
