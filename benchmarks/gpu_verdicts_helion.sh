@@ -5,11 +5,11 @@
 #   run(carry=[".gpu-in", ".gpu-helion"], command="benchmarks/gpu_verdicts_helion.sh 560")
 #
 # SECONDS bounds the whole command. The forged-verdict tests take about 140 s on an H200 (FORGED_S=0 skips
-# them). The Helion suite gets what is left: each kernel takes about its job budget (JOB_S, default 150 s: a
-# job keeps up to half its budget for Gates 3-4, and on an H100 a Helion kernel's Gates 3-4 took more than the 45 s
-# a 90 s budget keeps), Helion's autotune cap (AUTOTUNE_S, default 60 s, at AUTOTUNE_EFFORT=quick: a full one
-# did not finish in 60 s on the add kernel) and about 15 s of side-by-side timing: about 225 s a kernel, so the
-# six take three calls:
+# them). The Helion suite gets what is left. Each kernel takes its job's time to result (88-96 s on an H100 for
+# softmax and add, under budgets of 200 s and 130 s: benchmarks/results/2026-12-07-h100-helion-mingpt; JOB_S,
+# default 150 s, bounds it), Helion's autotune cap (AUTOTUNE_S, default 60 s, at AUTOTUNE_EFFORT=quick: a quick one
+# did not finish in 45 s on softmax, a full one not in 60 s on add) and about 15 s of side-by-side timing: up to
+# about 225 s a kernel, so the six take three calls:
 #   ... command="HELION_ONLY=add benchmarks/gpu_verdicts_helion.sh 560"
 #   ... command="FORGED_S=0 HELION_ONLY=softmax,layer_norm benchmarks/gpu_verdicts_helion.sh 560"
 #   ... command="FORGED_S=0 HELION_ONLY=matmul,attention benchmarks/gpu_verdicts_helion.sh 560"
