@@ -326,3 +326,16 @@ def test_on_the_cpu_gate4s_sides_start_only_after_a_passing_gate3(group_and_work
             assert set(sides.ready) == {"baseline", "candidate"}  # set up, ready for rounds
     finally:
         ctx.close()
+
+
+def test_gate4s_sides_overlap_gate3_only_on_a_gpu_for_a_problem_that_fits_four_times():
+    from kernelopt.load.stage import LoadResult
+    from kernelopt.pipeline.gates import OVERLAP_MAX_BYTES, overlap_gate3
+
+    def load(params: int, *shapes: list[int]) -> LoadResult:
+        return LoadResult("model", "m", "0" * 64, list(shapes), [[1]], True, parameter_count=params)
+
+    small = load(10_000_000, [64, 3, 224, 224])
+    assert overlap_gate3("cuda", small) and not overlap_gate3("cpu", small) and not overlap_gate3("cuda", None)
+    big = load(OVERLAP_MAX_BYTES // 4 - 99, [100])  # 4 GiB of fp32 parameters and inputs: four copies would not fit
+    assert not overlap_gate3("cuda", big)

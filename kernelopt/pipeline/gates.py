@@ -16,6 +16,7 @@ from kernelopt.compiled.graph import CapturedGraph
 from kernelopt.core.outcome import Cause
 from kernelopt.core.timing import REP_MS, WARMUP_MS, Timing, merge_timings
 from kernelopt.isolation import in_job_threads, job_sandbox
+from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.context import JobContext, JobFailed, JobFallback
 from kernelopt.verify.gate3_judge import JudgeRequest, judge_gate3
 from kernelopt.verify.gate4_perf import MORE_ROUNDS, check_clock, check_performance, needs_more_rounds
@@ -160,13 +161,15 @@ def _judged_apart(ctx: JobContext, key: tuple, ref_dir: Path, workdir: Path,
         shutil.rmtree(judge_scratch, ignore_errors=True)
 
 
-def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool = True) -> ModelVerdict:
+def gates_3_4(ctx: JobContext, req: StitchedRequest, gamma: float, timed: bool = True,
+              load: LoadResult | None = None) -> ModelVerdict:
     """Gate 3 (against eager, float64 fallback), then Gate 4 (interleaved timing; more rounds when the first
     five cannot tell). `timed=False` stops after Gate 3 (no GPU: no speed is measured). On a GPU, Gate 4's two
-    sides set up while Gate 3 computes (`gate3_and_timing_sides`)."""
+    sides set up while Gate 3 computes, for a model `load` says is small enough (`overlap_gate3`)."""
     if not timed:
         return ModelVerdict(gate3(ctx, req))
-    g3, opened = gate3_and_timing_sides(ctx, lambda: gate3(ctx, req), model_sides(req), overlap=req.device == "cuda")
+    g3, opened = gate3_and_timing_sides(ctx, lambda: gate3(ctx, req), model_sides(req),
+                                        overlap=overlap_gate3(req.device, load))
     if opened is None:
         return ModelVerdict(g3)
     with opened as sides:
@@ -243,12 +246,25 @@ def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timi
         return sides.rounds(rounds)
 
 
+#: Gate 4's sides set up during Gate 3 only for a problem whose parameters and inputs take at most this much
+#: (at fp32): four processes hold it at once then (Gate 3's two children, Gate 4's two sides), two otherwise
+OVERLAP_MAX_BYTES = 4 << 30
+
+
+def overlap_gate3(device: str, load: LoadResult | None) -> bool:
+    """Whether Gate 4's sides may set up while Gate 3 computes: on a GPU (on the CPU both would share the
+    cores), for a problem whose size the load stage measured and found within `OVERLAP_MAX_BYTES`."""
+    if device != "cuda" or load is None:
+        return False
+    elements = load.parameter_count + sum(math.prod(shape) for shape in load.input_shapes)
+    return 4 * elements <= OVERLAP_MAX_BYTES
+
+
 def gate3_and_timing_sides(ctx: JobContext, gate3_fn: Callable[[], GateResult], side_request: SideFn,
                            env: dict | None = None, *, overlap: bool) -> tuple[GateResult, Optional["TimingSides"]]:
     """Gate 3's verdict and, where it passed, Gate 4's two sides set up (the caller closes them). With `overlap`
-    (on a GPU, where Gate 3's children wait on the device more than on the machine's cores) the sides set up
-    while Gate 3 computes (`gate3_while_timing_sets_up`); without (the CPU, whose cores both would share) after
-    a passing Gate 3 only."""
+    (`overlap_gate3`) the sides set up while Gate 3 computes (`gate3_while_timing_sets_up`); without, after a
+    passing Gate 3 only."""
     if not overlap:
         g3 = gate3_fn()
         if not g3.passed:

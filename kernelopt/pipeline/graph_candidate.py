@@ -75,7 +75,7 @@ def gates_3_4_graph_candidate(ctx: JobContext, candidate_dir: str, report: dict,
     req = StitchedRequest(ctx.problem_path, str(ctx.workdir), {}, precision=opts.precision,
                           rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype,
                           device=device, candidate_dir=candidate_dir, candidate_what=what, library_modes=modes)
-    v = gates_3_4(ctx, req, opts.gamma, timed=device == "cuda")
+    v = gates_3_4(ctx, req, opts.gamma, timed=device == "cuda", load=load)
     report["gate3"] = v.gate3
     if not v.gate3.passed:
         return GraphGates(why=f"Gate 3 failed: {v.gate3.message}")

@@ -28,6 +28,7 @@ from kernelopt.pipeline.gates import (
     gate3_and_timing_sides,
     kernel_gate3,
     kernel_sides,
+    overlap_gate3,
 )
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobResult
 from kernelopt.pipeline.report import write_kernel_diff, write_safely
@@ -204,9 +205,9 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
             return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton "
                              "interpreter; speed cannot be measured without a GPU, so the original kernel is kept",
                              timing="not-measured", timing_note=NO_GPU_TIMING)
-        # Gate 4's sides build while Gate 3 computes (one process start-up less on the job's clock)
+        # Gate 4's sides build while Gate 3 computes where the inputs are small enough (one process start-up less)
         g3, opened = gate3_and_timing_sides(ctx, gate3, kernel_sides(ctx, best.candidate.source, opts.dtype, device),
-                                            env, overlap=True)
+                                            env, overlap=overlap_gate3(device, load))
         _waterfall(ctx, best, g3)
         if opened is None:
             return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)

@@ -373,7 +373,7 @@ def _waterfall(ctx: JobContext, cg, graph: KernelGraph, load: LoadResult, ranked
                               rho_max=opts.rho_max, deterministic=load.deterministic, dtype=opts.dtype,
                               library_ops={g.name: g.op for g in groups if g.name in replacements and g.op != CHAIN_OP},
                               library_modes=_library_modes(ctx, cg))
-        v = run_gates_3_4(ctx, req, opts.gamma)
+        v = run_gates_3_4(ctx, req, opts.gamma, load=load)
         g3, g4, timing = v.gate3, v.gate4, v.timing
         if g4 is None:
             verdicts[tuple(sorted(combination.items()))] = {"gate3": g3}
