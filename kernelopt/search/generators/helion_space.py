@@ -5,10 +5,11 @@ config the file pins, else Helion's default: the job's children run with HELION_
 autotuning starts), and binds every kernel it saw to the arguments it was called with. From each bound
 kernel's ConfigSpec it answers, per kernel: Helion's default config, the file's own, the pattern-search
 neighbours of each seed config the request names (one flat coordinate changed, Helion's own
-`pattern_neighbors`), and a few random configs of the space. With `depth=2` it also answers the neighbours
-of each config it offers: the search's next round starts from one of them, and reading them here spares it a child
-(importing Helion and compiling the kernel: most of a round's time on an H100). Configs cross as dicts; the trusted side
-admits them as plain data only (load/helion_file.plain_config) before writing any into a source.
+`pattern_neighbors`), and a few random configs of the space. With `depth=2` it also answers the
+neighbours of each config it offers: the search's next round starts from one of them, and reading them here
+spares it a child (importing Helion and compiling the kernel: most of a round's time on an H100). Configs
+cross as dicts; the trusted side admits them as plain data only (load/helion_file.plain_config) before
+writing any into a source.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ class HelionSpaceRequest:
     seeds: dict[str, list[dict]] = field(default_factory=dict)  # kernel -> configs whose neighbours are wanted
     n_random: int = 4
     random_seed: int = 0
-    depth: int = 1  # 2: each neighbour's neighbours too (`KernelSpace.further`)
+    depth: int = 1  # 2: the neighbours of each config offered, too (`KernelSpace.further`)
 
 
 @dataclass
