@@ -178,12 +178,14 @@ _ta._run = _idle
 
 
 def _time_apart(g, workdir: Path, device: str, source: str, rounds: int = 3):
-    from kernelopt.pipeline.gates import time_apart
+    from kernelopt.pipeline.gates import TimingSides, model_sides
 
     ctx = JobContext(str(PROBLEM), workdir, JobOptions(time_budget_s=600))
     try:
         req = StitchedRequest(str(PROBLEM), str(workdir), {g.name: source}, device=device)
-        return time_apart(ctx, req, rounds)
+        with TimingSides(ctx, model_sides(req)) as sides:
+            sides.prepare()
+            return sides.rounds(rounds)
     finally:
         ctx.close()
 

@@ -237,15 +237,6 @@ def kernel_sides(ctx: JobContext, source: str, dtype: str, device: str) -> SideF
     return side_request
 
 
-def time_apart(ctx: JobContext, req: StitchedRequest, rounds: int) -> tuple[Timing, dict[str, list[float]]]:
-    """Baseline and candidate of a model timed in two child sessions, rounds interleaved by this process
-    (verify/timing_apart.py): (their reported per-round medians, this process's wall time per iteration of each
-    round). Each side runs the same number of iterations per round, set from the baseline's estimate."""
-    with TimingSides(ctx, model_sides(req)) as sides:
-        sides.prepare()
-        return sides.rounds(rounds)
-
-
 #: Gate 4's sides set up during Gate 3 only for a problem whose parameters and inputs take at most this much
 #: (at fp32): four processes hold it at once then (Gate 3's two children, Gate 4's two sides), two otherwise
 OVERLAP_MAX_BYTES = 4 << 30

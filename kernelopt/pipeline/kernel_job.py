@@ -106,11 +106,6 @@ def _best_kernel_speedup(ranked: list[Attempt]) -> float | None:
     return round(best.baseline_kernel_ms / best.kernel_ms, 3)
 
 
-def _waterfall(ctx: JobContext, best: Attempt, g3: GateResult) -> None:
-    ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
-                               f"{g3.message}"]
-
-
 def _helion_space_fn(ctx: JobContext, device: str, env: dict | None) -> SpaceFn:
     """Helion's configuration space around some seed configs, read in a sandboxed child (the file runs there)."""
     calls = itertools.count()  # each round's random points differ, and a rerun of the job draws the same ones
@@ -197,20 +192,19 @@ def run_kernel_job(ctx: JobContext, load: LoadResult, device: str, env: dict | N
             return kernel_gate3(ctx, best.candidate.source, [101, 102, 103], opts.precision, opts.rho_max, opts.dtype,
                                 device, env)
 
-        if device != "cuda":  # run_job records that no speed was measured
-            g3 = gate3()
-            _waterfall(ctx, best, g3)
-            if not g3.passed:
-                return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
+        if device != "cuda":  # no timing: run_job records that no speed was measured
+            g3, opened = gate3(), None
+        else:  # Gate 4's sides build while Gate 3 computes where the inputs are small enough
+            sides_fn = kernel_sides(ctx, best.candidate.source, opts.dtype, device)
+            g3, opened = gate3_and_timing_sides(ctx, gate3, sides_fn, env, overlap=overlap_gate3(device, load))
+        ctx.report["waterfall"] = [f"{best.candidate.description}: Gate 3 {'passed' if g3.passed else 'failed'}: "
+                                   f"{g3.message}"]
+        if not g3.passed:
+            return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
+        if opened is None:
             return JobResult(Outcome.FALLBACK, f"{Cause.NO_GPU}: the best candidate passed Gates 1-3 on the Triton "
                              "interpreter; speed cannot be measured without a GPU, so the original kernel is kept",
                              timing="not-measured", timing_note=NO_GPU_TIMING)
-        # Gate 4's sides build while Gate 3 computes where the inputs are small enough (one process start-up less)
-        g3, opened = gate3_and_timing_sides(ctx, gate3, kernel_sides(ctx, best.candidate.source, opts.dtype, device),
-                                            env, overlap=overlap_gate3(device, load))
-        _waterfall(ctx, best, g3)
-        if opened is None:
-            return JobResult(Outcome.FALLBACK, f"{Cause.CORRECTNESS_FAILURE}: {g3.message}", speedup=1.0)
         with opened as sides:
             try:
                 timing, walls = sides.rounds(5)

@@ -1,6 +1,6 @@
 """Gate 4's timing, baseline and candidate each in a process of its own (stage functions for child sessions).
 
-The job's orchestrator (pipeline/gates.py:time_apart) starts two child sessions, one per side, and drives the
+The job's orchestrator (pipeline/gates.py:TimingSides) starts two child sessions, one per side, and drives the
 rounds itself, alternating which side goes first: a side never shares a process with the other, with the
 reference or with the comparison. In each child the harness takes hold of its timers — the CUDA event
 methods, `torch.cuda.synchronize`, `time.perf_counter`, the L2-flush call — before the module it times (and
