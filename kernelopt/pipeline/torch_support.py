@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 
 # (major, minor), inclusive at both ends: every patch release and pre-release of these.
-# Widen it only together with a GPU run of the suite on the new release (README, "Supported torch").
+# Widen it only together with a GPU run of the suite on the new release (docs/architecture.md, Supported torch).
 SUPPORTED_TORCH = ((2, 11), (2, 13))
 
 _VERSION_RE = re.compile(r"^\s*(\d+)\.(\d+)")
