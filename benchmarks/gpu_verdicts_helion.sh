@@ -15,6 +15,11 @@
 #   ... command="FORGED_S=0 HELION_ONLY=matmul,attention benchmarks/gpu_verdicts_helion.sh 560"
 #   ... command="FORGED_S=0 HELION_ONLY=gemm_bias_relu benchmarks/gpu_verdicts_helion.sh 300"
 # The suite writes its table after every kernel, so a cut run keeps what it finished.
+# A full autotune (minutes a kernel) gets a call of its own; HELION_ARGS passes helion_suite.py's options:
+#   ... command="FORGED_S=0 AUTOTUNE_EFFORT=full AUTOTUNE_S=520 HELION_ONLY=matmul HELION_ARGS=--skip-job \
+#                benchmarks/gpu_verdicts_helion.sh 560"
+# and a later call (its helion_suite.json committed under benchmarks/results/) times it next to the job's config:
+#   ... HELION_ARGS="--reuse benchmarks/results/<run>/helion_suite.json" ...
 set -uo pipefail
 seconds=${1:-560}
 cd "$(dirname "$0")/.."
@@ -31,7 +36,7 @@ cat "$OUT/env.txt"
 tail -2 "$OUT/forged_cuda.log" 2>/dev/null
 left=$((seconds - 15 - SECONDS))
 [ "$left" -gt 60 ] && timeout "$left" python3 benchmarks/helion_suite.py --out "$OUT/helion" --work /tmp/helion_suite \
-  --job-s "${JOB_S:-150}" --autotune-s "${AUTOTUNE_S:-60}" --autotune-effort "${AUTOTUNE_EFFORT:-quick}" ${HELION_ONLY:+--only "$HELION_ONLY"} > "$OUT/helion_suite.log" 2>&1
+  --job-s "${JOB_S:-150}" --autotune-s "${AUTOTUNE_S:-60}" --autotune-effort "${AUTOTUNE_EFFORT:-quick}" ${HELION_ONLY:+--only "$HELION_ONLY"} ${HELION_ARGS:-} > "$OUT/helion_suite.log" 2>&1
 cat "$OUT/helion/helion_suite.md" 2>/dev/null
 tar czf "$OUT/helion_jobs.tgz" -C /tmp/helion_suite --exclude='*.pt' --exclude='.cache' --exclude='.home' . 2>/dev/null
 true

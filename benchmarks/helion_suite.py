@@ -18,6 +18,16 @@ For each file of benchmarks/kernels/helion/ (GPU only):
    interleaved (`triton.testing.do_bench`, medians of 5 rounds), and each one's ratio to the default.
 
 Writes DIR/helion_suite.json and .md after every file. The precision of each row is stated with it.
+
+A full autotune takes minutes a kernel, more than a device call can hold next to the jobs, so the parts can run
+in calls of their own and meet in a later one:
+
+    python3 benchmarks/helion_suite.py --out A --only matmul --skip-job --autotune-s 540     # the autotune alone
+    python3 benchmarks/helion_suite.py --out B --only matmul --reuse A/helion_suite.json      # the job, then all timed
+
+`--reuse` takes a part from an earlier run's row of the same file on a GPU of the same name: the job's deployed
+configs, and a finished autotune of the same effort (the row says it was reused, and from where). The side-by-side
+timing always runs in this call: ratios are only ever taken within one process.
 """
 from __future__ import annotations
 
@@ -90,6 +100,20 @@ def run_autotune(path: Path, limit_s: float, effort: str = "full") -> dict:
     return {"finished": True, "effort": effort, **json.loads(line)}
 
 
+def reusable(earlier: list[dict], file: str, device: str, part: str, effort: str) -> dict | None:
+    """An earlier run's `part` ("job" or "autotune") of `file`, where it ran on a GPU of the name `device` and
+    finished (a job with configs; an autotune of `effort` that finished); else None."""
+    for row in earlier:
+        if row.get("file") != file or row.get("device") != device or not isinstance(row.get(part), dict):
+            continue
+        got = row[part]
+        if part == "job" and got.get("configs"):
+            return got
+        if part == "autotune" and got.get("finished") and got.get("effort") == effort and got.get("configs"):
+            return got
+    return None
+
+
 def time_side_by_side(path: Path, configs: dict[str, dict | None]) -> dict:
     """Median ms of the file's launch under each named set of pinned configs (None: Helion's default)."""
     import torch
@@ -123,6 +147,10 @@ def main() -> int:
     parser.add_argument("--autotune-s", type=float, default=900.0)
     parser.add_argument("--autotune-effort", choices=("full", "quick"), default="full")
     parser.add_argument("--only", default="")
+    parser.add_argument("--reuse", type=Path, default=None, metavar="HELION_SUITE_JSON",
+                        help="take each file's finished job and autotune from this earlier run (same GPU name)")
+    parser.add_argument("--skip-job", action="store_true", help="no KernelOPT job (default and autotune timed)")
+    parser.add_argument("--skip-autotune", action="store_true", help="no Helion autotune (default and job timed)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/helion_suite"),
                         help="the jobs' directories (the device tool returns few files: pack what you keep)")
     args = parser.parse_args()
@@ -133,18 +161,34 @@ def main() -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     only = {s for s in args.only.split(",") if s}
+    earlier = json.loads(args.reuse.read_text()) if args.reuse else []
+    device = torch.cuda.get_device_name(0)
     rows = []
     for path in sorted(KERNELS.glob("*.py")):
         if only and path.stem not in only:
             continue
-        row: dict = {"file": path.name, "device": torch.cuda.get_device_name(0)}
-        try:
-            row["job"] = run_job(path, args.work / path.stem, args.job_s)
-        except Exception as exc:  # noqa: BLE001 - a job that raised is a finding of its own; the next file still runs
-            row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "raised", "configs": None,
-                          "cause": f"{type(exc).__name__}: {str(exc)[:300]}"}
-        row["autotune"] = run_autotune(path, args.autotune_s, args.autotune_effort)
-        configs = {"default": None, "job": row["job"]["configs"]}
+        row: dict = {"file": path.name, "device": device}
+        job = reusable(earlier, path.name, device, "job", args.autotune_effort)
+        if job is not None:
+            row["job"] = {**job, "reused_from": str(args.reuse)}
+        elif args.skip_job:
+            row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "not run", "configs": None, "cause": "--skip-job"}
+        else:
+            try:
+                row["job"] = run_job(path, args.work / path.stem, args.job_s)
+            except Exception as exc:  # noqa: BLE001 - a job that raised is a finding of its own; the next file runs
+                row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "raised", "configs": None,
+                              "cause": f"{type(exc).__name__}: {str(exc)[:300]}"}
+        tuned = reusable(earlier, path.name, device, "autotune", args.autotune_effort)
+        if tuned is not None:
+            row["autotune"] = {**tuned, "reused_from": str(args.reuse)}
+        elif args.skip_autotune:
+            row["autotune"] = {"finished": False, "effort": args.autotune_effort, "note": "not run (--skip-autotune)"}
+        else:
+            row["autotune"] = run_autotune(path, args.autotune_s, args.autotune_effort)
+        configs: dict[str, dict | None] = {"default": None}
+        if row["job"]["configs"]:
+            configs["job"] = row["job"]["configs"]
         if row["autotune"].get("finished"):
             configs["autotune"] = row["autotune"]["configs"]
         try:
@@ -167,8 +211,12 @@ def _markdown(rows: list[dict]) -> str:
         effort = r["autotune"].get("effort", "full")
         tune = (f"{effort}: {r['autotune']['wall_s']:.0f} s" if r["autotune"].get("finished")
                 else r["autotune"]["note"])
-        lines.append(f"| {r['file']} | {r['job']['precision']} | {r['job']['outcome']}, {r['job']['wall_s']:.0f} s "
-                     f"| {tune} | {ms.get('default')} / {ms.get('job')} / {ms.get('autotune', '-')} "
+        if r["autotune"].get("reused_from"):
+            tune += f" (an earlier call's: {r['autotune']['reused_from']})"
+        job = f"{r['job']['outcome']}, {r['job']['wall_s']:.0f} s" + (" (an earlier call's)" if r["job"].get("reused_from")
+                                                                      else "")
+        lines.append(f"| {r['file']} | {r['job']['precision']} | {job} "
+                     f"| {tune} | {ms.get('default')} / {ms.get('job', '-')} / {ms.get('autotune', '-')} "
                      f"| {vs.get('job', '-')}x | {vs.get('autotune', '-')}x |")
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,40 @@
+"""benchmarks/helion_suite.py's reuse of an earlier call's parts (issue 38): a full Helion autotune takes a device call
+of its own, and a later call times it side by side with the default and the job's config."""
+from __future__ import annotations
+
+from benchmarks.helion_suite import _markdown, reusable
+
+H100 = "NVIDIA H100 80GB HBM3"
+TUNED = {"finished": True, "effort": "full", "wall_s": 412.0, "configs": {"matmul": {"block_sizes": [64, 64, 32]}}}
+JOB = {"precision": "tf32", "wall_s": 95.0, "outcome": "optimized", "cause": None, "speedup": 1.04,
+       "configs": {"matmul": {"block_sizes": [128, 64, 32]}}}
+EARLIER = [
+    {"file": "matmul.py", "device": H100, "job": {"outcome": "not run", "configs": None}, "autotune": TUNED},
+    {"file": "softmax.py", "device": H100, "job": JOB,
+     "autotune": {"finished": False, "effort": "full", "note": "Helion's full autotune did not finish in 60 s"}},
+    {"file": "add.py", "device": "NVIDIA H200", "job": JOB, "autotune": TUNED},
+]
+
+
+def test_a_finished_part_is_reused_only_from_the_same_file_on_a_gpu_of_the_same_name():
+    assert reusable(EARLIER, "matmul.py", H100, "autotune", "full") == TUNED
+    assert reusable(EARLIER, "matmul.py", H100, "job", "full") is None  # that call skipped its job
+    assert reusable(EARLIER, "softmax.py", H100, "job", "full") == JOB
+    assert reusable(EARLIER, "softmax.py", H100, "autotune", "full") is None  # it did not finish
+    assert reusable(EARLIER, "add.py", H100, "job", "full") is None  # measured on another GPU
+    assert reusable(EARLIER, "matmul.py", H100, "autotune", "quick") is None  # another effort
+    assert reusable([], "matmul.py", H100, "autotune", "full") is None
+
+
+def test_the_table_says_which_parts_came_from_an_earlier_call_and_what_was_not_timed():
+    rows = [{"file": "matmul.py", "device": H100, "job": {**JOB, "reused_from": "A/helion_suite.json"},
+             "autotune": {**TUNED, "reused_from": "A/helion_suite.json"},
+             "ms": {"default": 0.5, "job": 0.45, "autotune": 0.44}, "vs_default": {"job": 1.111, "autotune": 1.136}},
+            {"file": "add.py", "device": H100,
+             "job": {"precision": "-", "wall_s": 0.0, "outcome": "not run", "configs": None, "cause": "--skip-job"},
+             "autotune": {"finished": True, "effort": "full", "wall_s": 300.0, "configs": {}},
+             "ms": {"default": 0.1, "autotune": 0.09}, "vs_default": {"autotune": 1.111}}]
+    lines = _markdown(rows).splitlines()
+    assert "optimized, 95 s (an earlier call's)" in lines[2]
+    assert "full: 412 s (an earlier call's: A/helion_suite.json)" in lines[2]
+    assert "| 0.1 / - / 0.09 |" in lines[3] and "| -x | 1.111x |" in lines[3], lines[3]
