@@ -18,7 +18,7 @@ still gave a verified 1.033x, which an 80% cut would have thrown away.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Literal, Optional, Sequence
 
 from kernelopt.profiling.baseline import BaselineProfile
 from kernelopt.profiling.roofline import model_ceiling
@@ -28,6 +28,12 @@ from kernelopt.search.registry import default_generators, kernel_kind_reason, ta
 # not unprofiled: on the H200 the 12 GiB leaky_relu kernel measured 0.99x in one run (skipped) and 1.012x in
 # the next (searched: 20 candidates, none faster). Farther above, the byte count itself is doubtful: no decision.
 ABOVE_ROOFLINE_TOLERANCE = 1.05
+
+
+#: why a target is not searched: Amdahl's law (`too-small`, `near-optimal`), no generator of the job for its kind
+#: (`no-generator`), or a group whose generators all decline it (`declined`: its Triton kernels are weighed as
+#: kernels), or a group that cannot be re-stitched (`not-restitchable`)
+Skip = Literal["too-small", "near-optimal", "no-generator", "declined", "not-restitchable"]
 
 
 @dataclass
@@ -41,6 +47,7 @@ class TargetDecision:
     roofline_fraction: float | None = None  # achieved / measured bandwidth
     roofline_ceiling: float | None = None  # model speedup if this kernel ran at the roofline
     ncu: dict | None = None  # Nsight Compute's figures for this kernel (profiling.ncu.NcuKernel), when profiled
+    skip: Skip | None = None  # why it is not searched (None where it is)
 
 
 def amdahl_ceiling(share: float) -> float:
@@ -82,26 +89,22 @@ def plan_targets(kernels: dict[str, str], profile: BaselineProfile, gamma: float
         tier = "memory-bound" if usable else "unprofiled"
         ceiling = model_ceiling(share, min(fraction, 1.0)) if usable and fraction is not None else None
         unhandled = kernel_kind_reason(names, kind)
+        skip: Skip | None = None
         if unhandled:
-            searched, reason = False, unhandled
+            skip, reason = "no-generator", unhandled
         elif share < threshold:
-            searched, reason = False, (f"too small to clear gamma={gamma}: {share:.1%} of GPU time, "
-                                       f"Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
+            skip, reason = "too-small", (f"too small to clear gamma={gamma}: {share:.1%} of GPU time, "
+                                         f"Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
         elif ceiling is not None and ceiling < need:
-            searched, reason = False, (f"near-optimal: runs at {fraction:.1%} of the measured bandwidth; at the "
-                                       f"roofline the model would gain at most {ceiling:.3f}x < {need:.3f}x")
+            skip, reason = "near-optimal", (f"near-optimal: runs at {fraction:.1%} of the measured bandwidth; at "
+                                            f"the roofline the model would gain at most {ceiling:.3f}x < {need:.3f}x")
             tier = "near-optimal"
         else:
             at = f", {fraction:.1%} of the measured bandwidth" if usable else ""
-            searched, reason = True, f"{share:.1%} of GPU time{at}"
-        decisions.append(TargetDecision(name, kind, share, searched, reason, tier,
-                                        roofline_fraction=fraction, roofline_ceiling=ceiling))
+            reason = f"{share:.1%} of GPU time{at}"
+        decisions.append(TargetDecision(name, kind, share, skip is None, reason, tier,
+                                        roofline_fraction=fraction, roofline_ceiling=ceiling, skip=skip))
     return sorted(decisions, key=lambda d: -d.share)
-
-
-#: the reason a group decision starts with when no generator of the job applies to the group (its Triton
-#: kernels are then searched as kernels, plan_targets; `fallback_cause` tells this apart from Amdahl's skips)
-NO_GENERATOR = "no generator of this job applies"
 
 
 def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
@@ -139,17 +142,20 @@ def plan_groups(groups: list, profile: BaselineProfile, gamma: float,
         what = "kernel chain" if chain else "library group"
         declined = declines(g) if declines is not None and not g.reason and not unhandled else None
         if g.reason:
-            d = TargetDecision(g.name, kind, share, False, f"{what} not re-stitchable: {g.reason}")
+            d = TargetDecision(g.name, kind, share, False, f"{what} not re-stitchable: {g.reason}",
+                               skip="not-restitchable")
         elif unhandled:
-            d = TargetDecision(g.name, kind, share, False, unhandled)
+            d = TargetDecision(g.name, kind, share, False, unhandled, skip="no-generator")
         elif declined:
             kernels = g.kernels[1:] if g.anchor_kind == "library" else g.kernels
             d = TargetDecision(g.name, kind, share, False,
-                               f"{NO_GENERATOR} to this {what} ({declined}); its {len(kernels)} Triton kernel(s) "
-                               "are searched as kernels where their own share can clear gamma")
+                               f"no generator of this job applies to this {what} ({declined}); its {len(kernels)} "
+                               "Triton kernel(s) are searched as kernels where their own share can clear gamma",
+                               skip="declined")
         elif share < threshold:
             d = TargetDecision(g.name, kind, share, False, f"too small to clear gamma={gamma}: at most {share:.1%} "
-                               f"of GPU time, Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x")
+                               f"of GPU time, Amdahl ceiling {amdahl_ceiling(share):.3f}x < {need:.3f}x",
+                               skip="too-small")
         elif chain:
             d = TargetDecision(g.name, kind, share, True, f"kernel chain of {len(g.kernels)} adjacent Triton kernels "
                                f"({len(g.dropped)} intermediate(s) a fused kernel keeps on chip): {share:.1%} of GPU "
@@ -175,12 +181,12 @@ def fallback_cause(profile: BaselineProfile, decisions: list[TargetDecision], ga
         return (f"library-dominated: {profile.library_share:.1%} of GPU time in vendor libraries, "
                 f"Triton kernels {profile.triton_share:.1%}")
     if not any(d.searched for d in decisions):
-        amdahl = [d for d in decisions if d.reason.startswith(("too small", "near-optimal"))]
+        amdahl = [d for d in decisions if d.skip in ("too-small", "near-optimal")]
         if not amdahl:  # nothing was skipped for its share: no generator of the job works on any target
             tried = "; ".join(f"{d.name}: {d.reason}" for d in sorted(decisions, key=lambda d: -d.share)[:3])
             more = f" (and {len(decisions) - 3} more)" if len(decisions) > 3 else ""
             return f"no-candidates: no generator of this job applies to any target; {tried}{more}"
-        declined = [d.name for d in decisions if d.reason.startswith(NO_GENERATOR)]
+        declined = [d.name for d in decisions if d.skip == "declined"]
         also = (f"; no generator of this job applies to {len(declined)} library group(s)/chain(s) "
                 f"({', '.join(declined[:3])}), whose Triton kernels were weighed as kernels") if declined else ""
         if any(d.tier == "near-optimal" for d in decisions):

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelopt.agents.llm import LLMSettings
-from kernelopt.core.outcome import Cause, Outcome
+from kernelopt.core.outcome import Cause, Outcome, cause_code
 from kernelopt.core.text import clip, one_line
 from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
 from kernelopt.isolation.child_output import LABEL_ENV
@@ -475,7 +475,7 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
     def cancelled() -> bool:
         return monitor.cancel_touched and not monitor.lost and (
             result is None or (result["outcome"] == "failed" and result.get("cause") == "cancelled")
-            or result["cause"].startswith(("timeout", "crash")))
+            or cause_code(result["cause"] or "") in (Cause.TIMEOUT, Cause.CRASH))
 
     # The artifacts are copied while the monitor keeps beating: a large copy must not
     # look like a lost worker to the reaper. It stops just before the final transition.
