@@ -36,19 +36,20 @@ def readyz(request: Request):
             checks["broker"] = f"unreachable: {type(exc).__name__}: {exc}"
     else:
         checks["broker"] = "embedded"
-    sandbox = _sandbox_check(state.settings, state.engine)
-    checks["sandbox"] = sandbox
-    ok = all(v in ("ok", "embedded") for k, v in checks.items() if k != "sandbox") and not sandbox.startswith("refused")
+    checks["sandbox"], sandbox_may_run = _sandbox_check(state.settings, state.engine)
+    ok = all(v in ("ok", "embedded") for k, v in checks.items() if k != "sandbox") and sandbox_may_run
     body = Readiness(status="ready" if ok else "not ready", checks=checks)
     return JSONResponse(body.model_dump(), status_code=status.HTTP_200_OK if ok else status.HTTP_503_SERVICE_UNAVAILABLE)
 
 
-def _sandbox_check(settings, engine) -> str:
-    """Which sandbox layers jobs run under (probed once per process; the team count is read each time)."""
+def _sandbox_check(settings, engine) -> tuple[str, bool]:
+    """Which sandbox layers jobs run under (probed once per process; the team count is read each time), and
+    whether jobs may run under them. A probe that failed does not make the API unready: it says so."""
     try:
-        return sandbox_status(settings, engine).check()
+        status_ = sandbox_status(settings, engine)
+        return status_.check(), status_.may_run
     except Exception as exc:  # noqa: BLE001 - readiness must answer
-        return f"unknown: {type(exc).__name__}: {exc}"
+        return f"unknown: {type(exc).__name__}: {exc}", True
 
 
 @router.get("/metrics", summary="Prometheus metrics", response_class=Response,
