@@ -64,7 +64,7 @@ def applied(result) -> list[str]:
 
 def test_the_catalogue_states_each_identity_and_its_conditions():
     assert [i.name for i in CATALOGUE] == ["size-one-reduction", "gemm-row-map", "conv-spatial-reduction",
-                                           "conv-avgpool-compose", "diag-operand"]
+                                           "conv-channel-reduction", "conv-avgpool-compose", "diag-operand"]
     assert all(i.statement and len(i.conditions) > 40 for i in CATALOGUE)
 
 
@@ -180,6 +180,49 @@ def test_conv_spatial_reduction_is_exact_for_every_draw():
     assert fired == DRAWS
 
 
+# ---- conv-channel-reduction ----
+
+def test_conv_channel_reduction_is_exact_for_every_draw():
+    for seed in range(DRAWS):
+        rng = random.Random(3000 + seed)
+        torch.manual_seed(seed)
+        conv, x, dims = _conv_draw(rng)
+        if conv.out_channels < 2:  # one output channel: nothing to sum
+            conv = type(conv)(conv.in_channels, 2 * conv.groups, conv.kernel_size, stride=conv.stride,
+                              padding=conv.padding, dilation=conv.dilation, groups=conv.groups,
+                              bias=conv.bias is not None,
+                              **({"output_padding": conv.output_padding} if conv.transposed else {}))
+        spatial = list(range(2, 2 + dims))
+        reduced = sorted([1] + rng.sample(spatial, rng.randint(0, dims)))
+        keep, mean = rng.random() < 0.5, rng.random() < 0.5
+        scale = rng.choice([None, 0.5, -2.0])
+        holder = nn.Module()
+        holder.bias = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.4 else None
+        shift = rng.choice([None, 1.5])
+
+        def fn(mods, x, reduced=reduced, keep=keep, mean=mean, scale=scale, shift=shift):
+            y = mods[0](x)
+            if scale is not None:
+                y = y * scale
+            if mods[1].bias is not None:
+                y = y + mods[1].bias
+            if shift is not None:
+                y = shift - y
+            return y.mean(reduced, keepdim=keep) if mean else y.sum(reduced, keepdim=keep)
+        model = Wrap(fn, conv, holder)
+        result, err = rewrite(model, [x])
+        assert err < EXACT, f"draw {seed} ({conv}, reduced {reduced}): relative error {err:.2e}"
+        assert "conv-channel-reduction" in applied(result), f"draw {seed}: {conv} reduced {reduced} did not fire"
+
+
+def test_a_channel_mean_of_a_convolution_becomes_one_output_channel():
+    result, err = rewrite(Wrap(lambda m, x: m[0](x).mean(1, keepdim=True), nn.ConvTranspose3d(4, 16, 3, stride=2)),
+                          [torch.randn(2, 4, 5, 5, 5)])
+    (a,) = result.applied
+    assert err < EXACT and a.identity == "conv-channel-reduction" and "16 -> 1 output channels" in a.where
+    assert a.flops_after * 10 < a.flops_before
+
+
 # ---- conv-avgpool-compose ----
 
 def test_conv_avgpool_compose_is_exact_for_every_draw():
@@ -253,8 +296,13 @@ NEAR_MISSES = {
     "the GEMM output used twice": (Wrap(lambda m, x: _used_twice(m[0](x)), nn.Linear(6, 8)), [torch.randn(4, 6)]),
     "training-mode batch norm between": (Wrap(lambda m, x: m[1](m[0](x)).mean((2, 3)), nn.Conv2d(2, 3, 3),
                                               nn.BatchNorm2d(3)), [torch.randn(2, 2, 7, 7)]),
-    "mean over the channels of a conv": (Wrap(lambda m, x: m[0](x).mean(1), nn.Conv2d(2, 3, 3)),
+    "a ReLU between a conv and its channel mean": (Wrap(lambda m, x: torch.relu(m[0](x)).mean(1), nn.Conv2d(2, 3, 3)),
+                                                   [torch.randn(2, 2, 7, 7)]),
+    "a channel sum over the batch too": (Wrap(lambda m, x: m[0](x).sum((0, 1)), nn.Conv2d(2, 3, 3)),
                                          [torch.randn(2, 2, 7, 7)]),
+    "a per-channel scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 3, 1, 1))
+                                                        .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 3)),
+                                                   [torch.randn(2, 2, 7, 7)]),
     "padded average pool after a conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, padding=1),
                                               nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 9, 9)]),
     "ceil-mode pool with a partial window": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, ceil_mode=True),

@@ -6,13 +6,14 @@ reassociation). Nothing here names a problem or a shape.
 """
 from __future__ import annotations
 
-from kernelopt.rewrite import conv_pool, conv_reduce, gemm_rowmap, structured
+from kernelopt.rewrite import conv_channels, conv_pool, conv_reduce, gemm_rowmap, structured
 from kernelopt.rewrite.match import Identity
 
 CATALOGUE: tuple[Identity, ...] = (
     structured.SIZE_ONE_REDUCTION,
     gemm_rowmap.IDENTITY,
     conv_reduce.IDENTITY,
+    conv_channels.IDENTITY,
     conv_pool.IDENTITY,
     structured.DIAG,
 )
