@@ -6,7 +6,7 @@ reassociation). Nothing here names a problem or a shape.
 """
 from __future__ import annotations
 
-from kernelopt.rewrite import conv_channels, conv_pool, conv_reduce, gemm_rowmap, structured
+from kernelopt.rewrite import conv_channels, conv_pool, conv_reduce, conv_transpose_pool, gemm_rowmap, structured
 from kernelopt.rewrite.match import Identity
 
 CATALOGUE: tuple[Identity, ...] = (
@@ -15,6 +15,7 @@ CATALOGUE: tuple[Identity, ...] = (
     conv_reduce.IDENTITY,
     conv_channels.IDENTITY,
     conv_pool.IDENTITY,
+    conv_transpose_pool.IDENTITY,
     structured.DIAG,
 )
 

@@ -52,7 +52,7 @@ GENERATORS: dict[str, GeneratorSpec] = {s.name: s for s in (
                   "(kernelopt/rewrite/catalogue.py: a linear map of a GEMM's output rows applied to its weights "
                   "— sums, means, average pools over features; sums/means of a convolution over spatial dims "
                   "from window sums of its input; sums/means over its output channels as one output channel with the "
-                  "taps summed; an average pool composed into the convolution before it; "
+                  "taps summed; an average pool composed into the convolution or transposed convolution before it; "
                   "diag(v) operands as scalings; reductions over size-1 dims), the rewritten graph compiled by "
                   "Inductor as one whole-model candidate", ("strict", "tf32")),
     GeneratorSpec("compile_variants", "kernelopt.compiled.variants:VARIANTS", ("graph",),
