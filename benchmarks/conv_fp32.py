@@ -74,7 +74,9 @@ PROBLEMS = ["level2/03_conv_bn_relu", "level2/04_conv_groupnorm_mean", "level2/0
             "level2/23_conv_avgpool_sigmoid_sum", "level2/25_conv_scale_global_avgpool",
             "level2/27_nearmiss_conv_bn_mean", "level2/28_nearmiss_conv_padded_avgpool",
             "level2/30_convtranspose2d_gelu_scale_tanh", "level2/31_convtranspose2d_groupnorm_silu",
-            "level2/32_convtranspose3d_maxpool_relu", "level2/33_convtranspose3d_softmax_sum", "level3/02_cnn_block",
+            "level2/32_convtranspose3d_maxpool_relu", "level2/33_convtranspose3d_softmax_sum",
+            "level2/34_conv_channel_mean_sigmoid", "level2/35_convtranspose3d_scale_avgpool_bias_scale",
+            "level3/02_cnn_block",
             "level3/03_resnet_basic_block", "level3/08_squeeze_excitation_block", "level3/10_resnet_basic_block_stack",
             "level3/11_depthwise_separable_block", "level1/23_conv_transpose2d_grouped_dilated"]
 #: A suite problem with more convolutions than this is a network (level3's ResNets, VGG, MobileNets, ...): its
