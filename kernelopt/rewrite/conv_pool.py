@@ -21,7 +21,7 @@ from kernelopt.rewrite.match import Identity, Rewrite
 POOLS = {aten.avg_pool1d.default: 1, aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3}
 
 
-def _pool_args(node: Node, n: int) -> tuple[list[int], list[int], list[int], bool, Optional[int]]:
+def pool_args(node: Node, n: int) -> tuple[list[int], list[int], list[int], bool, Optional[int]]:
     names = ("input", "kernel_size", "stride", "padding", "ceil_mode", "count_include_pad", "divisor_override")
     a = dict(zip(names, args_of(node), strict=False)) | dict(kwargs_of(node))
 
@@ -62,7 +62,7 @@ def match(node: Node) -> Optional[Rewrite]:
     x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args_of(y)
     if transposed or len(shape(y)) != n + 2 or not val(y).is_floating_point():
         return None
-    kernel, pstride, ppad, ceil_mode, divisor = _pool_args(node, n)
+    kernel, pstride, ppad, ceil_mode, divisor = pool_args(node, n)
     if any(ppad) or divisor is not None:
         return None  # pool padding averages zeros that are not conv outputs
     conv_out = shape(y)[2:]

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch.fx import Node
 
-from kernelopt.rewrite.conv_pool import POOLS, _pool_args
+from kernelopt.rewrite.conv_pool import POOLS, pool_args
 from kernelopt.rewrite.fx import args_of, aten, numel, only_user, shape, val
 from kernelopt.rewrite.match import Identity, Rewrite, Step, apply_scale, chain, linear_step
 
@@ -74,7 +74,7 @@ def match(node: Node) -> Optional[Rewrite]:
     n = POOLS.get(pool.target) if pool is not None and isinstance(pool.target, torch._ops.OpOverload) else None
     if pool is None or n is None or val(pool) is None or len(shape(node)) != n + 2 or args_of(pool)[0] is not cur:
         return None
-    kernel, pstride, ppad, ceil_mode, divisor = _pool_args(pool, n)
+    kernel, pstride, ppad, ceil_mode, divisor = pool_args(pool, n)
     if any(ppad) or divisor is not None:
         return None  # pool padding averages zeros that are not outputs of the convolution
     conv_out, in_sp, k_sp = shape(node)[2:], shape(x)[2:], shape(w)[2:]
