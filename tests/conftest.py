@@ -24,6 +24,10 @@ def _cuda_available() -> bool:
 HAS_CUDA = _cuda_available()
 if not HAS_CUDA:
     os.environ.setdefault("TRITON_INTERPRET", "1")
+    # One thread per process (children inherit it; Inductor then compiles its C++ kernels single-threaded): the
+    # suite runs three workers, each with its children, on two cores, where OpenMP's barriers made a 0.01 ms call
+    # take 10 ms whenever a thread waited for a core — CPU timings went bimodal and one Gate 4 test ran 115 s.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 DEVICE = "cuda" if HAS_CUDA else "cpu"
 
