@@ -1,7 +1,7 @@
 """A sum or mean of a convolution over its output channels, as one convolution with a single output channel.
 
-`Σ_o conv(x, w)[o] = conv(x, Σ_o w[o]) + Σ_o bias[o]`: every output channel is the same linear map of the input
-with its own taps, so their sum is one map with the taps summed. With groups `g`, an output channel sees only its
+`Σ_o conv(x, w)[o] = conv(x, Σ_o w[o]) + Σ_o bias[o]`: each output channel is a convolution of the input with its
+own taps, linear in them, so the channels' sum is one convolution with the taps summed. With groups `g`, an output channel sees only its
 group's input channels: the summed taps of each group stand side by side as the input channels of one
 convolution with groups 1 (a transposed convolution's weight `[C_in, C_out/g, K...]` sums over its second dim,
 which is that already). The reduced output is `C_out` times cheaper to compute than the convolution it replaces.
