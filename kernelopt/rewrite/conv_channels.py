@@ -17,9 +17,8 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from kernelopt.rewrite.conv_reduce import REDUCTIONS
-from kernelopt.rewrite.fx import args_of, aten, kwargs_of, norm_dims, numel, only_user, shape, val
-from kernelopt.rewrite.match import Identity, Rewrite, apply_scale, chain, linear_step
+from kernelopt.rewrite.fx import args_of, aten, numel, shape, val
+from kernelopt.rewrite.match import Identity, Rewrite, linear_chain_reduction
 
 
 def summed_taps(w: torch.Tensor, groups: int, transposed: bool) -> torch.Tensor:
@@ -38,19 +37,11 @@ def match(node: Node) -> Optional[Rewrite]:
     nsp = len(out) - 2
     if nsp < 1 or len(shape(x)) != len(out) or out[1] < 2:
         return None
-    steps, cur = chain(node, lambda user, c: linear_step(user, c))
-    red = only_user(cur)
-    if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
-        return None
-    dims = norm_dims(args_of(red)[1], len(out))
-    if 1 not in dims or 0 in dims:
+    cr = linear_chain_reduction(node)
+    if cr is None or 1 not in cr.dims or 0 in cr.dims:
         return None  # not over the channels, or over the batch too: not this identity
-    keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
-    spatial = [d for d in dims if d >= 2]
-    count = numel([out[d] for d in dims])
-    mean = red.target is aten.mean.dim
-    final_shape = shape(red)
-    node_operands = [s.operand for _, s in steps if isinstance(s.operand, Node)]
+    spatial = [d for d in cr.dims if d >= 2]
+    count = numel([out[d] for d in cr.dims])
 
     def fn(x_: torch.Tensor, w_: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
@@ -58,25 +49,13 @@ def match(node: Node) -> Optional[Rewrite]:
                                        transposed, output_padding, 1)
         if bias_ is not None:
             y = y + bias_.sum()
-        if spatial:
-            y = y.sum(spatial, keepdim=True)
-        it = iter(ops)
-        for _, s in steps:
-            operand = next(it) if isinstance(s.operand, Node) else s.operand
-            if s.op in ("add", "sub", "rsub"):
-                summed = (torch.broadcast_to(operand, s.shape).sum(dims, keepdim=True)
-                          if isinstance(operand, torch.Tensor) else operand * count)
-                y = y + summed if s.op == "add" else y - summed if s.op == "sub" else summed - y
-            else:
-                y = apply_scale(s, y, operand)
-        if mean:
-            y = y / count
-        return y.reshape(final_shape) if not keepdim else y
+        return cr.finish(y.sum(spatial, keepdim=True) if spatial else y, ops, count)
 
-    inputs = [x, w] + ([bias] if bias is not None else []) + node_operands
+    inputs = [x, w] + ([bias] if bias is not None else []) + cr.operands
     kind = "transposed convolution" if transposed else "convolution"
     return Rewrite("conv-channel-reduction", f"{node.name} ({nsp}-D {kind}, {out[1]} -> 1 output channels) -> "
-                   f"{red.name} ({red.target} over dims {dims}, {len(steps)} linear step(s) between)", red, inputs, fn)
+                   f"{cr.red.name} ({cr.red.target} over dims {cr.dims}, {len(cr.steps)} linear step(s) between)",
+                   cr.red, inputs, fn)
 
 
 IDENTITY = Identity(

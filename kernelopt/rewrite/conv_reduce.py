@@ -16,10 +16,8 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from kernelopt.rewrite.fx import args_of, aten, kwargs_of, norm_dims, numel, only_user, shape, val
-from kernelopt.rewrite.match import Identity, Rewrite, apply_scale, chain, linear_step
-
-REDUCTIONS = (aten.sum.dim_IntList, aten.mean.dim)
+from kernelopt.rewrite.fx import args_of, aten, numel, shape, val
+from kernelopt.rewrite.match import Identity, Rewrite, linear_chain_reduction
 
 
 def tap_slices(l_in: int, l_out: int, k: int, s: int, p: int, d: int, transposed: bool) -> list[slice]:
@@ -58,14 +56,12 @@ def match(node: Node) -> Optional[Rewrite]:
     nsp = len(out) - 2
     if nsp < 1 or len(shape(x)) != len(out):
         return None
-    steps, cur = chain(node, lambda user, c: linear_step(user, c))
-    red = only_user(cur)
-    if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
+    cr = linear_chain_reduction(node)
+    if cr is None:
         return None
-    dims = norm_dims(args_of(red)[1], len(out))
+    dims = cr.dims
     if not dims or min(dims) < 2:
         return None  # a reduction over the batch or the channels: not this identity
-    keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
     reduced = [d - 2 for d in dims]
     kept = [j for j in range(nsp) if j not in reduced]
     in_sp, k_sp = shape(x)[2:], shape(w)[2:]
@@ -76,9 +72,6 @@ def match(node: Node) -> Optional[Rewrite]:
     c_in = shape(x)[1]
     kd = [k_sp[j] for j in reduced]
     keep_shape = [batch, c_out] + [1 if j in reduced else out[2 + j] for j in range(nsp)]
-    mean = red.target is aten.mean.dim
-    final_shape = shape(red)
-    node_operands = [s.operand for _, s in steps if isinstance(s.operand, Node)]
 
     def fn(x_: torch.Tensor, w_: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
@@ -114,24 +107,12 @@ def match(node: Node) -> Optional[Rewrite]:
                                            [output_padding[j] for j in kept] if transposed else [0] * len(kept), g)
         if bias_ is not None:
             y = y + (bias_ * count).reshape([1, c_out] + [1] * (y.dim() - 2))
-        y = y.reshape(keep_shape)
-        it = iter(ops)
-        for _, s in steps:
-            operand = next(it) if isinstance(s.operand, Node) else s.operand
-            if s.op in ("add", "sub", "rsub"):
-                summed = (torch.broadcast_to(operand, s.shape).sum(dims, keepdim=True)
-                          if isinstance(operand, torch.Tensor) else operand * count)
-                y = y + summed if s.op == "add" else y - summed if s.op == "sub" else summed - y
-            else:
-                y = apply_scale(s, y, operand)
-        if mean:
-            y = y / count
-        return y.reshape(final_shape) if not keepdim else y
+        return cr.finish(y.reshape(keep_shape), ops, count)
 
-    inputs = [x, w] + ([bias] if bias is not None else []) + node_operands
+    inputs = [x, w] + ([bias] if bias is not None else []) + cr.operands
     kind = "transposed convolution" if transposed else "convolution"
-    return Rewrite("conv-spatial-reduction", f"{node.name} ({nsp}-D {kind}) -> {red.name} ({red.target} over "
-                   f"spatial dims {[d - 2 for d in dims]}, {len(steps)} linear step(s) between)", red, inputs, fn)
+    return Rewrite("conv-spatial-reduction", f"{node.name} ({nsp}-D {kind}) -> {cr.red.name} ({cr.red.target} over "
+                   f"spatial dims {[d - 2 for d in dims]}, {len(cr.steps)} linear step(s) between)", cr.red, inputs, fn)
 
 
 IDENTITY = Identity(

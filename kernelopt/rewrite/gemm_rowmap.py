@@ -21,10 +21,9 @@ import torch
 from torch.fx import Node
 
 from kernelopt.rewrite.fx import RESHAPES, args_of, aten, kwargs_of, norm_dims, numel, shape, val
-from kernelopt.rewrite.match import Identity, Rewrite, Step, apply_scale, chain, linear_step
+from kernelopt.rewrite.match import REDUCTIONS, Identity, Rewrite, Step, apply_scale, chain, linear_step
 
 GEMMS = (aten.mm.default, aten.addmm.default, aten.bmm.default)
-REDUCTIONS = (aten.sum.dim_IntList, aten.mean.dim)
 POOLS = {aten.avg_pool1d.default: 1, aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3}
 
 

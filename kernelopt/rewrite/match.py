@@ -14,10 +14,14 @@ from kernelopt.rewrite.fx import (
     is_number,
     is_scalar_tensor,
     kwargs_of,
+    norm_dims,
     only_user,
     shape,
     val,
 )
+
+#: the reductions a linear chain may end in (a sum or mean over some dims, in the value's own dtype)
+REDUCTIONS = (aten.sum.dim_IntList, aten.mean.dim)
 
 
 @dataclass
@@ -112,3 +116,49 @@ def apply_scale(step: Step, v: torch.Tensor, operand: Any) -> torch.Tensor:
     if step.op == "neg":
         return -v
     raise ValueError(step.op)
+
+
+@dataclass
+class ChainReduction:
+    """A linear chain from a node (its Steps) ending in a sum or mean over `dims` (REDUCTIONS)."""
+
+    steps: list[tuple[Node, Step]]
+    red: Node
+    dims: list[int]
+    keepdim: bool
+
+    @property
+    def mean(self) -> bool:
+        return self.red.target is aten.mean.dim
+
+    @property
+    def operands(self) -> list[Node]:
+        """The steps' tensor operands, in order: the replacement's inputs after the linear operator's own."""
+        return [s.operand for _, s in self.steps if isinstance(s.operand, Node)]
+
+    def finish(self, y: torch.Tensor, ops: tuple[torch.Tensor, ...] | list[torch.Tensor], count: int) -> torch.Tensor:
+        """The chain applied to `y`, the start's *sum* over `dims` (keepdim; `count` values each), as the reduction
+        is linear: each added term summed over the same dims (a number `count` times), scales as they are; then
+        the mean's division and the reduction's own shape. `ops`: the values of `operands`."""
+        it = iter(ops)
+        for _, s in self.steps:
+            operand = next(it) if isinstance(s.operand, Node) else s.operand
+            if s.op in ("add", "sub", "rsub"):
+                summed = (torch.broadcast_to(operand, s.shape).sum(self.dims, keepdim=True)
+                          if isinstance(operand, torch.Tensor) else operand * count)
+                y = y + summed if s.op == "add" else y - summed if s.op == "sub" else summed - y
+            else:
+                y = apply_scale(s, y, operand)
+        if self.mean:
+            y = y / count
+        return y if self.keepdim else y.reshape(shape(self.red))
+
+
+def linear_chain_reduction(start: Node) -> Optional[ChainReduction]:
+    """`start`, linear steps (linear_step), then a sum or mean with no dtype argument as the chain's only user."""
+    steps, cur = chain(start, linear_step)
+    red = only_user(cur)
+    if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
+        return None
+    keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
+    return ChainReduction(steps, red, norm_dims(args_of(red)[1], len(shape(start))), keepdim)
