@@ -165,13 +165,19 @@ def test_conv_spatial_reduction_is_exact_for_every_draw():
         scale = rng.choice([None, 0.5, -2.0])
         holder = nn.Module()
         holder.bias = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.4 else None
+        # a multiplier constant along the reduced dims: per channel, or per sample and channel
+        lead = rng.choice([[], [x.shape[0]]])
+        holder.gain = nn.Parameter(torch.randn(*lead, conv.out_channels, *[1] * dims)) if rng.random() < 0.5 else None
+        divide = rng.random() < 0.3
 
-        def fn(mods, x, reduced=reduced, keep=keep, mean=mean, scale=scale):
+        def fn(mods, x, reduced=reduced, keep=keep, mean=mean, scale=scale, divide=divide):
             y = mods[0](x)
             if scale is not None:
                 y = y * scale
             if mods[1].bias is not None:
                 y = y + mods[1].bias
+            if mods[1].gain is not None:
+                y = y / mods[1].gain if divide else mods[1].gain * y
             return y.mean(reduced, keepdim=keep) if mean else y.sum(reduced, keepdim=keep)
         model = Wrap(fn, conv, holder)
         result, err = rewrite(model, [x])
@@ -200,15 +206,22 @@ def test_conv_channel_reduction_is_exact_for_every_draw():
         holder = nn.Module()
         holder.bias = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.4 else None
         shift = rng.choice([None, 1.5])
+        # per-channel multipliers, before and after the added terms (folded into the summed taps)
+        holder.gain = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.5 else None
+        holder.gain2 = nn.Parameter(torch.randn(conv.out_channels, *[1] * dims)) if rng.random() < 0.4 else None
 
         def fn(mods, x, reduced=reduced, keep=keep, mean=mean, scale=scale, shift=shift):
             y = mods[0](x)
+            if mods[1].gain is not None:
+                y = y * mods[1].gain
             if scale is not None:
                 y = y * scale
             if mods[1].bias is not None:
                 y = y + mods[1].bias
             if shift is not None:
                 y = shift - y
+            if mods[1].gain2 is not None:
+                y = y / mods[1].gain2
             return y.mean(reduced, keepdim=keep) if mean else y.sum(reduced, keepdim=keep)
         model = Wrap(fn, conv, holder)
         result, err = rewrite(model, [x])
@@ -222,6 +235,19 @@ def test_a_channel_mean_of_a_convolution_becomes_one_output_channel():
     (a,) = result.applied
     assert err < EXACT and a.identity == "conv-channel-reduction" and "16 -> 1 output channels" in a.where
     assert a.flops_after * 10 < a.flops_before
+
+
+def test_per_channel_scales_fold_into_the_summed_taps_and_commute_with_spatial_sums():
+    """A per-channel gain (a layer-scale or SE-style multiplier) before a channel sum folds into the taps; before a
+    global average pool it is taken out of the sum. Both were near misses before tensor scales were steps."""
+    gain = nn.Linear(1, 6)
+    cases = {
+        "conv-channel-reduction": lambda m, x: (m[0](x) * m[1].weight.reshape(1, 6, 1, 1) + 1.0).sum(1),
+        "conv-spatial-reduction": lambda m, x: (m[1].weight.reshape(6, 1, 1) * m[0](x)).mean((2, 3)),
+    }
+    for identity, fn in cases.items():
+        result, err = rewrite(Wrap(fn, nn.Conv2d(3, 6, 3, groups=3), gain), [torch.randn(2, 3, 9, 9)])
+        assert err < EXACT and applied(result) == [identity], (identity, applied(result), err)
 
 
 # ---- conv-avgpool-compose ----
@@ -331,6 +357,10 @@ def _used_twice(y: torch.Tensor) -> torch.Tensor:
     return y.sum(1, keepdim=True) * y
 
 
+def _self_scaled(y: torch.Tensor) -> torch.Tensor:
+    return y * y.amax((2, 3), keepdim=True)
+
+
 NEAR_MISSES = {
     "relu between linear and sum": (Wrap(lambda m, x: torch.relu(m[0](x)).sum(1), nn.Linear(6, 8)),
                                     [torch.randn(4, 6)]),
@@ -344,9 +374,17 @@ NEAR_MISSES = {
                                                    [torch.randn(2, 2, 7, 7)]),
     "a channel sum over the batch too": (Wrap(lambda m, x: m[0](x).sum((0, 1)), nn.Conv2d(2, 3, 3)),
                                          [torch.randn(2, 2, 7, 7)]),
-    "a per-channel scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 3, 1, 1))
-                                                        .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 3)),
-                                                   [torch.randn(2, 2, 7, 7)]),
+    "a per-position scale before the spatial mean": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 1, 5, 1))
+                                                          .mean((2, 3)), nn.Conv2d(2, 3, 3), nn.Linear(1, 5)),
+                                                     [torch.randn(2, 2, 7, 7)]),
+    "a per-position scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 1, 1, 5))
+                                                         .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 5)),
+                                                    [torch.randn(2, 2, 7, 7)]),
+    "a per-sample scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(2, 1, 1, 1))
+                                                       .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 2)),
+                                                  [torch.randn(2, 2, 7, 7)]),
+    "a scale computed from the conv's output": (Wrap(lambda m, x: _self_scaled(m[0](x)).mean((2, 3)),
+                                                     nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 7, 7)]),
     "padded average pool after a conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, padding=1),
                                               nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 9, 9)]),
     "ceil-mode pool with a partial window": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, ceil_mode=True),

@@ -6,8 +6,8 @@ clipping being exactly the zero padding (and, for a transposed convolution, the 
 `output_padding`). So the reduced output is the taps contracted with per-tap sums of input slices, plus the
 bias times the number of positions. Where only some spatial dims are reduced (a mean over depth), their taps
 become input channels of a convolution over the dims kept, with the kept dims' stride/padding/dilation.
-A chain of scalar multiplies/divides and added terms between the convolution and the reduction is carried
-through (the reduction is linear). Any stride, padding, dilation, output_padding and groups; 1-D, 2-D, 3-D.
+A chain of multiplies/divides by scalars or by tensors constant along the reduced dims (per-channel, say) and
+added terms between the convolution and the reduction is carried through (the reduction is linear). Any stride, padding, dilation, output_padding and groups; 1-D, 2-D, 3-D.
 """
 from __future__ import annotations
 
@@ -119,6 +119,7 @@ IDENTITY = Identity(
     "conv-spatial-reduction",
     "Σ_o conv(x, w)[o] = Σ_k w[k] · Σ_{i ∈ I_k} x[i] + |O| · bias (taps against window sums of the input)",
     "a convolution or transposed convolution (any stride, padding, dilation, output_padding, groups) whose "
-    "output, and every value after it, has one user, followed by scalar multiplies/divides, negation and "
-    "added terms not computed from it, then a sum or mean over spatial dims only (keepdim either way)",
+    "output, and every value after it, has one user, followed by multiplies/divides by scalars or by tensors "
+    "constant along the reduced dims, negation and added terms not computed from it, then a sum or mean over "
+    "spatial dims only (keepdim either way)",
     match)

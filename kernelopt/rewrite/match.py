@@ -47,18 +47,22 @@ class Identity:
 class Step:
     """One elementwise-linear step of a chain after a linear operator: y -> y * s, y / s, -y, y + t, y - t, t - y.
 
-    `operand` is a Python number or a node that does not depend on the chain; for a scale it is a scalar.
+    `operand` is a Python number or a node that does not depend on the chain; for a scale it is a scalar, or
+    (where linear_step was given `tensor_scales`) a tensor that broadcasts into the value, `varies` naming the
+    value's dims along which it is not constant.
     """
 
     op: str  # "mul" | "div" | "neg" | "add" | "sub" | "rsub"
     operand: Any = None
     shape: tuple[int, ...] = field(default_factory=tuple)  # the value's shape at this step
+    varies: frozenset[int] = frozenset()  # a tensor scale's non-constant dims (of `shape`); empty for a scalar
 
 
-def linear_step(user: Node, cur: Node) -> Optional[Step]:
+def linear_step(user: Node, cur: Node, tensor_scales: bool = False) -> Optional[Step]:
     """`user` as a linear step of `cur` (see Step), or None: anything else ends the chain.
 
     The result must keep `cur`'s shape and dtype (no broadcast growth, no type promotion); `alpha` is refused.
+    A multiply or divide by a tensor is a step only with `tensor_scales` (the caller then checks `varies`).
     """
     t = user.target
     args = args_of(user)
@@ -73,11 +77,11 @@ def linear_step(user: Node, cur: Node) -> Optional[Step]:
     a, b = args
     if t in (aten.mul.Tensor, aten.mul.Scalar):
         other = b if a is cur else a if b is cur else None
-        if other is None or other is cur or not _scalar(other, cur):
+        if other is None or other is cur:
             return None
-        return Step("mul", other, shape(cur))
-    if t in (aten.div.Tensor, aten.div.Scalar) and a is cur and b is not cur and _scalar(b, cur):
-        return Step("div", b, shape(cur))
+        return _scale("mul", other, cur, tensor_scales)
+    if t in (aten.div.Tensor, aten.div.Scalar) and a is cur and b is not cur:
+        return _scale("div", b, cur, tensor_scales)
     if t in (aten.add.Tensor, aten.add.Scalar, aten.sub.Tensor, aten.sub.Scalar):
         other = b if a is cur else a if b is cur else None
         if other is None or other is cur or depends_on(other, cur):
@@ -90,6 +94,19 @@ def linear_step(user: Node, cur: Node) -> Optional[Step]:
 
 def _scalar(x: Any, cur: Node) -> bool:
     return is_number(x) or (is_scalar_tensor(x) and not depends_on(x, cur))
+
+
+def _scale(op: str, x: Any, cur: Node, tensor_scales: bool) -> Optional[Step]:
+    """A multiply/divide of `cur` by `x` as a Step: `x` a scalar, or a tensor not computed from the chain."""
+    if _scalar(x, cur):
+        return Step(op, x, shape(cur))
+    if not tensor_scales or not isinstance(x, Node) or val(x) is None or depends_on(x, cur):
+        return None
+    xs, cs = shape(x), shape(cur)
+    if len(xs) > len(cs):
+        return None
+    lead = len(cs) - len(xs)  # broadcasting aligns the trailing dims
+    return Step(op, x, cs, frozenset(lead + i for i, n in enumerate(xs) if n != 1))
 
 
 def chain(start: Node, accept: Callable[[Node, Node], Any]) -> tuple[list[tuple[Node, Any]], Node]:
@@ -120,12 +137,18 @@ def apply_scale(step: Step, v: torch.Tensor, operand: Any) -> torch.Tensor:
 
 @dataclass
 class ChainReduction:
-    """A linear chain from a node (its Steps) ending in a sum or mean over `dims` (REDUCTIONS)."""
+    """A linear chain from a node (its Steps) ending in a sum or mean over `dims` (REDUCTIONS).
+
+    Elementwise the chain is `y -> a * y + t` (`affine`), `a` the product of its scales (constant along `dims`
+    unless the caller folds it into its operator: linear_chain_reduction's `fold`), `t` its added terms, each
+    scaled by the scales after it.
+    """
 
     steps: list[tuple[Node, Step]]
     red: Node
     dims: list[int]
     keepdim: bool
+    shape: tuple[int, ...]  # the chain's value's (the start's)
 
     @property
     def mean(self) -> bool:
@@ -136,29 +159,63 @@ class ChainReduction:
         """The steps' tensor operands, in order: the replacement's inputs after the linear operator's own."""
         return [s.operand for _, s in self.steps if isinstance(s.operand, Node)]
 
-    def finish(self, y: torch.Tensor, ops: tuple[torch.Tensor, ...] | list[torch.Tensor], count: int) -> torch.Tensor:
-        """The chain applied to `y`, the start's *sum* over `dims` (keepdim; `count` values each), as the reduction
-        is linear: each added term summed over the same dims (a number `count` times), scales as they are; then
-        the mean's division and the reduction's own shape. `ops`: the values of `operands`."""
+    def affine(self, ops: tuple[torch.Tensor, ...] | list[torch.Tensor]) -> tuple[Any, Any]:
+        """(a, t): the chain as `y -> a * y + t`, each a number or a tensor that broadcasts into the value.
+        `ops`: the values of `operands`."""
+        a: Any = 1.0
+        t: Any = 0.0
         it = iter(ops)
         for _, s in self.steps:
-            operand = next(it) if isinstance(s.operand, Node) else s.operand
-            if s.op in ("add", "sub", "rsub"):
-                summed = (torch.broadcast_to(operand, s.shape).sum(self.dims, keepdim=True)
-                          if isinstance(operand, torch.Tensor) else operand * count)
-                y = y + summed if s.op == "add" else y - summed if s.op == "sub" else summed - y
+            v = next(it) if isinstance(s.operand, Node) else s.operand
+            if s.op == "mul":
+                a, t = a * v, t if _zero(t) else t * v
+            elif s.op == "div":
+                a, t = a / v, t if _zero(t) else t / v
+            elif s.op == "neg":
+                a, t = -a, -t
+            elif s.op == "add":
+                t = t + v
+            elif s.op == "sub":
+                t = t - v
+            elif s.op == "rsub":
+                a, t = -a, v - t
             else:
-                y = apply_scale(s, y, operand)
+                raise ValueError(s.op)
+        return a, t
+
+    def finish(self, y: torch.Tensor, ops: tuple[torch.Tensor, ...] | list[torch.Tensor], count: int,
+               scaled: bool = False) -> torch.Tensor:
+        """The chain applied to `y`, the start's *sum* over `dims` (keepdim; `count` values each), as the reduction
+        is linear: `a * y` (`a` constant along `dims`; `scaled`: the caller's operator applied it already), plus
+        the added terms summed over the same dims (a number `count` times); then the mean's division and the
+        reduction's own shape. `ops`: the values of `operands`."""
+        a, t = self.affine(ops)
+        if not scaled and not (is_number(a) and a == 1.0):
+            y = y * a
+        if isinstance(t, torch.Tensor):
+            y = y + torch.broadcast_to(t, self.shape).sum(self.dims, keepdim=True)
+        elif t != 0.0:
+            y = y + t * count
         if self.mean:
             y = y / count
         return y if self.keepdim else y.reshape(shape(self.red))
 
 
-def linear_chain_reduction(start: Node) -> Optional[ChainReduction]:
-    """`start`, linear steps (linear_step), then a sum or mean with no dtype argument as the chain's only user."""
-    steps, cur = chain(start, linear_step)
+def _zero(t: Any) -> bool:
+    return is_number(t) and t == 0.0
+
+
+def linear_chain_reduction(start: Node, fold: frozenset[int] = frozenset()) -> Optional[ChainReduction]:
+    """`start`, linear steps (linear_step, tensor scales too), then a sum or mean with no dtype argument as the
+    chain's only user. A tensor scale must be constant along the reduced dims (the sum then takes it out), or,
+    where the caller folds the chain's scale into its operator, vary along `fold` alone (say, per channel)."""
+    steps, cur = chain(start, lambda user, c: linear_step(user, c, tensor_scales=True))
     red = only_user(cur)
     if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
         return None
     keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
-    return ChainReduction(steps, red, norm_dims(args_of(red)[1], len(shape(start))), keepdim)
+    dims = norm_dims(args_of(red)[1], len(shape(start)))
+    varies = [s.varies for _, s in steps if s.varies]
+    if any(not v <= fold for v in varies) if fold else any(v & set(dims) for v in varies):
+        return None
+    return ChainReduction(steps, red, dims, keepdim, shape(start))
