@@ -76,6 +76,7 @@ def _row_chain(rng: random.Random, n: int):
     pre = rng.sample([lambda y: y * 1.5, lambda y: y / 3.0, lambda y: y + 2.0, lambda y: -y, lambda y: 0.5 - y],
                      k=rng.randint(0, 2))
     shift = nn.Parameter(torch.randn(n)) if rng.random() < 0.4 else None
+    gain = nn.Parameter(torch.randn(n)) if rng.random() < 0.4 else None  # per feature, the same for every row
     kind = rng.choice(["sum", "mean", "group", "pool"])
     groups = rng.choice([g for g in (1, 2, 4) if n % g == 0])
     k = rng.randint(1, min(4, n))
@@ -88,6 +89,8 @@ def _row_chain(rng: random.Random, n: int):
             y = op(y)
         if shift is not None:
             y = y + holder.shift  # read through the module: the trace lifts it as a parameter
+        if gain is not None:
+            y = y * holder.gain
         if kind == "sum":
             return y.sum(-1, keepdim=keep)
         if kind == "mean":
@@ -97,7 +100,7 @@ def _row_chain(rng: random.Random, n: int):
         flat = y.reshape(-1, 1, n)
         pooled = F.avg_pool1d(flat, k, stride=k, padding=pad, ceil_mode=ceil, count_include_pad=incl)
         return pooled.reshape(*y.shape[:-1], pooled.shape[-1])
-    return chain, shift, kind
+    return chain, shift, gain, kind
 
 
 def test_gemm_row_map_is_exact_for_every_draw():
@@ -105,11 +108,11 @@ def test_gemm_row_map_is_exact_for_every_draw():
     for seed in range(DRAWS):
         rng = random.Random(seed)
         m, k, n = rng.randint(1, 6), rng.randint(1, 7), rng.choice([4, 6, 8, 12, 16])
-        chain, shift, kind = _row_chain(rng, n)
+        chain, shift, gain, kind = _row_chain(rng, n)
         form = rng.choice(["linear", "linear3d", "matmul", "bmm"])
         torch.manual_seed(seed)
         holder = nn.Module()
-        holder.shift = shift
+        holder.shift, holder.gain = shift, gain
         if form == "bmm":
             model = Wrap(lambda mods, a, b, chain=chain: chain(torch.bmm(a, b), mods[0]), holder)
             inputs = [torch.randn(2, m, k), torch.randn(2, k, n)]
@@ -239,7 +242,8 @@ def test_a_channel_mean_of_a_convolution_becomes_one_output_channel():
 
 def test_per_channel_scales_fold_into_the_summed_taps_and_commute_with_spatial_sums():
     """A per-channel gain (a layer-scale or SE-style multiplier) before a channel sum folds into the taps; before a
-    global average pool it is taken out of the sum. Both were near misses before tensor scales were steps."""
+    global average pool it is taken out of the sum; before a GEMM's feature mean it scales the weight's columns.
+    Each was a near miss before tensor scales were steps."""
     gain = nn.Linear(1, 6)
     cases = {
         "conv-channel-reduction": lambda m, x: (m[0](x) * m[1].weight.reshape(1, 6, 1, 1) + 1.0).sum(1),
@@ -248,6 +252,10 @@ def test_per_channel_scales_fold_into_the_summed_taps_and_commute_with_spatial_s
     for identity, fn in cases.items():
         result, err = rewrite(Wrap(fn, nn.Conv2d(3, 6, 3, groups=3), gain), [torch.randn(2, 3, 9, 9)])
         assert err < EXACT and applied(result) == [identity], (identity, applied(result), err)
+    # and a per-feature gain of a GEMM's output before its feature mean scales the weight's columns
+    result, err = rewrite(Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(6)).mean(1), nn.Linear(5, 6), gain),
+                          [torch.randn(4, 5)])
+    assert err < EXACT and applied(result) == ["gemm-row-map"], (applied(result), err)
 
 
 # ---- conv-avgpool-compose ----
@@ -394,6 +402,8 @@ NEAR_MISSES = {
                                                                     [torch.randn(2, 2, 5, 5)]),
     "a padded pool after a transposed conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, padding=1),
                                                    nn.ConvTranspose2d(2, 3, 3, stride=2)), [torch.randn(2, 2, 5, 5)]),
+    "a per-row scale before a feature sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight).sum(1), nn.Linear(6, 8),
+                                                  nn.Linear(1, 4)), [torch.randn(4, 6)]),
     "a lower-triangular mask, not a diagonal": (Wrap(lambda m, a, b: torch.tril(a) @ b),
                                                 [torch.randn(5, 5), torch.randn(5, 4)]),
     "a reduction over a dim larger than 1": (Wrap(lambda m, x: x.sum(1, keepdim=True)), [torch.randn(3, 2)]),

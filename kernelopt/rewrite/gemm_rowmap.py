@@ -2,7 +2,8 @@
 
 `y = X @ B (+ b)` has one row per row of X. When every op between the GEMM and the graph's next use acts
 on each row alone and linearly (sums and means over feature dims, average pools over them, reshapes that
-keep the rows apart from the features, scaling by scalars, adding terms that are the same for every row),
+keep the rows apart from the features, scaling by scalars or per-feature tensors, adding terms that are the
+same for every row),
 the chain is an affine map `f(r) = L(r) + f(0)` of a row `r`: applied to every row of `B` (its `L`) it
 gives the weights of a GEMM with as many outputs as the chain keeps, and applied to the bias row it gives
 the offset. A sum over 4096 outputs becomes a matrix-vector product; a mean over groups of features, or an
@@ -129,11 +130,13 @@ def _row_step(user: Node, cur: Node, state: dict, batched: bool) -> Optional[Row
     if val(user) is None or val(user).dtype != val(cur).dtype:
         return None
     out = shape(user)
-    step = linear_step(user, cur)
+    step = linear_step(user, cur, tensor_scales=True)
     if step is not None:
         if step.op in ("add", "sub", "rsub") and isinstance(step.operand, Node) and \
                 not _row_constant(shape(step.operand), len(out), r):
             return None
+        if step.varies & set(range(r)):
+            return None  # a scale that differs between rows: not a map of each row
         return RowStep("linear", user, step, r, out[r:])
     t = user.target
     if t in REDUCTIONS:
@@ -168,7 +171,8 @@ def _describe() -> Identity:
         "mm/addmm/bmm (addmm with beta = alpha = 1 and a bias the same for every row) whose output, and every "
         "value after it, has one user; the chain holds only sums/means over feature dims, average pools over "
         "feature dims, reshapes that keep rows and features apart (for bmm: the batch and row dims unchanged), "
-        "multiplication/division by scalars, negation, and additions of terms the same for every row; it "
+        "multiplication/division by scalars or by tensors the same for every row, negation, and additions of "
+        "terms the same for every row; it "
         "ends with fewer outputs per row than the GEMM computes",
         match)
 
