@@ -45,6 +45,25 @@ def per_channel(a: object, c_out: int, rank: int, like: torch.Tensor) -> torch.T
     return a.expand([1, c_out] + [1] * (rank - 2)).reshape(c_out)
 
 
+# On an H100 the one-output-channel convolution of this identity ran at 0.60x of the 128-channel convolution it
+# replaced, for 1/128 of its FLOPs (benchmarks/results/2026-12-07-h100-rewrites-networks): cuDNN runs a single output
+# channel off the tensor cores. The summed taps are therefore channel 0 of a convolution PADDED_OUT channels wide,
+# the rest zero taps, a width tensor-core kernels take (Inductor's max-autotune times its candidates for that
+# shape); only channel 0 is read. Where the convolution has fewer than twice that many channels, one is computed.
+# The padded form is not yet measured.
+PADDED_OUT = 8
+
+
+def padded(taps: torch.Tensor, width: int, transposed: bool) -> torch.Tensor:
+    """One output channel's taps as the first of `width` (the others zero): [1, C, K...], or [C_in, 1, K...]."""
+    if width == 1:
+        return taps
+    dim = 1 if transposed else 0
+    zeros = list(taps.shape)
+    zeros[dim] = width - 1
+    return torch.cat([taps, taps.new_zeros(zeros)], dim)
+
+
 def match(node: Node) -> Optional[Rewrite]:
     if node.target is not aten.convolution.default or val(node) is None or not val(node).is_floating_point():
         return None
@@ -58,19 +77,22 @@ def match(node: Node) -> Optional[Rewrite]:
         return None  # not over the channels, or over the batch too: not this identity
     spatial = [d for d in cr.dims if d >= 2]
     count = numel([out[d] for d in cr.dims])
+    width = PADDED_OUT if out[1] >= 2 * PADDED_OUT else 1
 
     def fn(x_: torch.Tensor, w_: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
         a = per_channel(cr.affine(ops)[0], out[1], len(out), w_)
-        y = torch.ops.aten.convolution(x_, summed_taps(w_, groups, transposed, a), None, stride, padding, dilation,
-                                       transposed, output_padding, 1)
+        taps = padded(summed_taps(w_, groups, transposed, a), width, transposed)
+        y = torch.ops.aten.convolution(x_, taps, None, stride, padding, dilation, transposed, output_padding, 1)
+        y = y.narrow(1, 0, 1)
         if bias_ is not None:
             y = y + (bias_ * a).sum()
         return cr.finish(y.sum(spatial, keepdim=True) if spatial else y, ops, count, scaled=True)
 
     inputs = [x, w] + ([bias] if bias is not None else []) + cr.operands
     kind = "transposed convolution" if transposed else "convolution"
-    return Rewrite("conv-channel-reduction", f"{node.name} ({nsp}-D {kind}, {out[1]} -> 1 output channels) -> "
+    computed = f", computed {width} wide" if width > 1 else ""
+    return Rewrite("conv-channel-reduction", f"{node.name} ({nsp}-D {kind}, {out[1]} -> 1 output channels{computed}) -> "
                    f"{cr.red.name} ({cr.red.target} over dims {cr.dims}, {len(cr.steps)} linear step(s) between)",
                    cr.red, inputs, fn)
 
