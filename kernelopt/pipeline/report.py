@@ -384,7 +384,7 @@ def rewrite_lines(rewrite: dict | None) -> list[str]:
     for finding in rewrite.get("findings") or []:
         lines.append(f"- **Finding**: {finding}")
     if rewrite.get("applied"):
-        lines += ["", "| identity | where | matmul/conv GFLOP before → after | materialized MB before → after |", "|---|---|---|---|"]
+        lines += ["", "| identity | where | matmul/conv GFLOP before → after | MB materialized before fusion, before → after |", "|---|---|---|---|"]
         for a in rewrite["applied"]:
             lines.append(f"| {a['identity']} | {a['where']} | {a['flops_before'] / 1e9:.4g} → {a['flops_after'] / 1e9:.4g} "
                          f"| {a['bytes_before'] / 1e6:.1f} → {a['bytes_after'] / 1e6:.1f} |")

@@ -13,9 +13,11 @@ and groups; 1-D, 2-D, 3-D.
 """
 from __future__ import annotations
 
+import itertools
 from typing import Optional
 
 import torch
+import torch.nn.functional as F
 from torch.fx import Node
 
 from kernelopt.rewrite.fx import args_of, aten, numel, shape, val
@@ -45,13 +47,34 @@ def per_channel(a: object, c_out: int, rank: int, like: torch.Tensor) -> torch.T
     return a.expand([1, c_out] + [1] * (rank - 2)).reshape(c_out)
 
 
-# On an H100 the one-output-channel convolution of this identity ran at 0.60x of the 128-channel convolution it
-# replaced, for 1/128 of its FLOPs (benchmarks/results/2026-12-07-h100-rewrites-networks): cuDNN runs a single output
-# channel off the tensor cores. The summed taps are therefore channel 0 of a convolution PADDED_OUT channels wide,
-# the rest zero taps, a width tensor-core kernels take (Inductor's max-autotune times its candidates for that
-# shape); only channel 0 is read. Where the convolution has fewer than twice that many channels, one is computed.
-# The padded form is not yet measured.
+# How the one output channel is computed. On an H100 (benchmarks/results/2026-12-07-h100-rewrites-networks, a 3x3
+# convolution 64 -> 128 channels on 16x64x128x128 fp32) the rewritten model ran 0.60x of the baseline: Inductor's
+# max-autotune timed cuDNN's one-channel convolution above 0.79 ms and its best Triton template (16 wide, IEEE fp32)
+# at 0.33 ms, against 0.13 ms for cuDNN's 128-channel TF32 call. A single output channel is 2 * taps * C_in FLOPs
+# per output position with no reuse for a tensor core, so a forward convolution with few taps is written out as
+# the sum over its taps of shifted input slices times the tap, reduced over the channels: Inductor fuses it into
+# one reduction kernel that reads the input once from memory, in IEEE fp32 (no lower than the baseline's TF32).
+# Otherwise (a transposed convolution, or more taps) the summed taps are channel 0 of a convolution PADDED_OUT wide,
+# the rest zero taps, a width tensor-core kernels take. Neither form is measured yet.
+DIRECT_MAX_TAPS = 27
 PADDED_OUT = 8
+
+
+def direct(x: torch.Tensor, taps: torch.Tensor, stride: list[int], padding: list[int], dilation: list[int],
+           out_sp: list[int]) -> torch.Tensor:
+    """`conv(x, taps)` for one output channel (`taps` [1, C_in, K...], groups 1): Σ_k x_pad[window k] · taps[k],
+    summed over the input channels ([B, 1, out_sp...])."""
+    nsp = len(out_sp)
+    pads = [p for j in reversed(range(nsp)) for p in (padding[j], padding[j])]
+    xp = F.pad(x, pads) if any(padding) else x
+    acc: Optional[torch.Tensor] = None
+    for k in itertools.product(*[range(n) for n in taps.shape[2:]]):
+        window = tuple(slice(t * d, t * d + (n - 1) * s + 1, s)
+                       for t, d, s, n in zip(k, dilation, stride, out_sp, strict=True))
+        term = xp[(slice(None), slice(None)) + window] * taps[(0, slice(None)) + k].reshape([1, -1] + [1] * nsp)
+        acc = term if acc is None else acc + term
+    assert acc is not None
+    return acc.sum(1, keepdim=True)
 
 
 def padded(taps: torch.Tensor, width: int, transposed: bool) -> torch.Tensor:
@@ -77,21 +100,26 @@ def match(node: Node) -> Optional[Rewrite]:
         return None  # not over the channels, or over the batch too: not this identity
     spatial = [d for d in cr.dims if d >= 2]
     count = numel([out[d] for d in cr.dims])
-    width = PADDED_OUT if out[1] >= 2 * PADDED_OUT else 1
+    by_taps = not transposed and numel(shape(w)[2:]) <= DIRECT_MAX_TAPS
+    width = 1 if by_taps or out[1] < 2 * PADDED_OUT else PADDED_OUT
 
     def fn(x_: torch.Tensor, w_: torch.Tensor, *rest: torch.Tensor) -> torch.Tensor:
         bias_, ops = (rest[0], rest[1:]) if bias is not None else (None, rest)
         a = per_channel(cr.affine(ops)[0], out[1], len(out), w_)
-        taps = padded(summed_taps(w_, groups, transposed, a), width, transposed)
-        y = torch.ops.aten.convolution(x_, taps, None, stride, padding, dilation, transposed, output_padding, 1)
-        y = y.narrow(1, 0, 1)
+        taps = summed_taps(w_, groups, transposed, a)
+        if by_taps:
+            y = direct(x_, taps, stride, padding, dilation, list(out[2:]))
+        else:
+            y = torch.ops.aten.convolution(x_, padded(taps, width, transposed), None, stride, padding, dilation,
+                                           transposed, output_padding, 1).narrow(1, 0, 1)
         if bias_ is not None:
             y = y + (bias_ * a).sum()
         return cr.finish(y.sum(spatial, keepdim=True) if spatial else y, ops, count, scaled=True)
 
     inputs = [x, w] + ([bias] if bias is not None else []) + cr.operands
     kind = "transposed convolution" if transposed else "convolution"
-    computed = f", computed {width} wide" if width > 1 else ""
+    computed = (f", {numel(shape(w)[2:])} taps summed over the input channels" if by_taps else
+                f", computed {width} wide" if width > 1 else "")
     return Rewrite("conv-channel-reduction", f"{node.name} ({nsp}-D {kind}, {out[1]} -> 1 output channels{computed}) -> "
                    f"{cr.red.name} ({cr.red.target} over dims {cr.dims}, {len(cr.steps)} linear step(s) between)",
                    cr.red, inputs, fn)

@@ -81,7 +81,7 @@ def rewrite_model(req: RewriteRequest) -> RewriteResult:
     result.candidate_dir = str(out)
     result.note = (f"{len(r.applied)} rewrite(s): matmul/conv GFLOP {_g(result.flops_before)} -> "
                    f"{_g(result.flops_after)}, "
-                   f"materialized MB {result.bytes_before / 1e6:.1f} -> {result.bytes_after / 1e6:.1f}")
+                   f"MB materialized before fusion {result.bytes_before / 1e6:.1f} -> {result.bytes_after / 1e6:.1f}")
     return result
 
 
