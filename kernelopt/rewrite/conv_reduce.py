@@ -7,7 +7,8 @@ clipping being exactly the zero padding (and, for a transposed convolution, the 
 bias times the number of positions. Where only some spatial dims are reduced (a mean over depth), their taps
 become input channels of a convolution over the dims kept, with the kept dims' stride/padding/dilation.
 A chain of multiplies/divides by scalars or by tensors constant along the reduced dims (per-channel, say) and
-added terms between the convolution and the reduction is carried through (the reduction is linear). Any stride, padding, dilation, output_padding and groups; 1-D, 2-D, 3-D.
+added terms between the convolution and the reduction is carried through (the reduction is linear). Any stride,
+padding, dilation, output_padding and groups; 1-D, 2-D, 3-D.
 """
 from __future__ import annotations
 

@@ -3,10 +3,9 @@
 `y = X @ B (+ b)` has one row per row of X. When every op between the GEMM and the graph's next use acts
 on each row alone and linearly (sums and means over feature dims, average pools over them, reshapes that
 keep the rows apart from the features, scaling by scalars or per-feature tensors, adding terms that are the
-same for every row),
-the chain is an affine map `f(r) = L(r) + f(0)` of a row `r`: applied to every row of `B` (its `L`) it
-gives the weights of a GEMM with as many outputs as the chain keeps, and applied to the bias row it gives
-the offset. A sum over 4096 outputs becomes a matrix-vector product; a mean over groups of features, or an
+same for every row), the chain is an affine map `f(r) = L(r) + f(0)` of a row `r`: applied to every row of
+`B` (its `L`) it gives the weights of a GEMM with as many outputs as the chain keeps, and applied to the bias
+row it gives the offset. A sum over 4096 outputs becomes a matrix-vector product; a mean over groups of features, or an
 average pool over them, a GEMM with fewer columns. The derived weights are computed from `B` in the graph,
 every call, so they follow the live parameters.
 
