@@ -391,12 +391,13 @@ NEAR_MISSES = {
     "a per-position scale before the spatial mean": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 1, 5, 1))
                                                           .mean((2, 3)), nn.Conv2d(2, 3, 3), nn.Linear(1, 5)),
                                                      [torch.randn(2, 2, 7, 7)]),
-    "a per-position scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 1, 1, 5))
-                                                         .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 5)),
-                                                    [torch.randn(2, 2, 7, 7)]),
-    "a per-sample scale before the channel sum": (Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(2, 1, 1, 1))
-                                                       .sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 2)),
-                                                  [torch.randn(2, 2, 7, 7)]),
+    # the taps a channel sum would fold in differ between positions, or between samples: no one convolution
+    "a per-channel-and-position scale before the channel sum": (
+        Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(1, 3, 1, 5)).sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 15)),
+        [torch.randn(2, 2, 7, 7)]),
+    "a per-sample-and-channel scale before the channel sum": (
+        Wrap(lambda m, x: (m[0](x) * m[1].weight.reshape(2, 3, 1, 1)).sum(1), nn.Conv2d(2, 3, 3), nn.Linear(1, 6)),
+        [torch.randn(2, 2, 7, 7)]),
     "a scale computed from the conv's output": (Wrap(lambda m, x: _self_scaled(m[0](x)).mean((2, 3)),
                                                      nn.Conv2d(2, 3, 3)), [torch.randn(2, 2, 7, 7)]),
     "padded average pool after a conv": (Wrap(lambda m, x: F.avg_pool2d(m[0](x), 2, padding=1),
