@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch.fx import Node
 
-from kernelopt.rewrite.fx import args_of, aten, numel, shape, val
+from kernelopt.rewrite.fx import float_convolution, numel, shape
 from kernelopt.rewrite.match import Identity, Rewrite, linear_chain_reduction
 
 
@@ -88,9 +88,10 @@ def padded(taps: torch.Tensor, width: int, transposed: bool) -> torch.Tensor:
 
 
 def match(node: Node) -> Optional[Rewrite]:
-    if node.target is not aten.convolution.default or val(node) is None or not val(node).is_floating_point():
+    conv = float_convolution(node)
+    if conv is None:
         return None
-    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args_of(node)
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = conv
     out = shape(node)
     nsp = len(out) - 2
     if nsp < 1 or len(shape(x)) != len(out) or out[1] < 2:

@@ -17,7 +17,7 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from kernelopt.rewrite.fx import args_of, aten, numel, shape, val
+from kernelopt.rewrite.fx import ceil_div, float_convolution, numel, shape
 from kernelopt.rewrite.match import Identity, Rewrite, linear_chain_reduction
 
 
@@ -27,11 +27,11 @@ def tap_slices(l_in: int, l_out: int, k: int, s: int, p: int, d: int, transposed
     for t in range(k):
         off = t * d - p
         if not transposed:  # input i = o*s + off, o in [0, l_out)
-            o0 = max(0, _ceil_div(-off, s))
+            o0 = max(0, ceil_div(-off, s))
             o1 = min(l_out - 1, (l_in - 1 - off) // s)
             out.append(slice(o0 * s + off, o1 * s + off + 1, s) if o0 <= o1 else slice(0, 0, 1))
         else:  # output o = i*s + off must lie in [0, l_out)
-            i0 = max(0, _ceil_div(-off, s))
+            i0 = max(0, ceil_div(-off, s))
             i1 = min(l_in - 1, (l_out - 1 - off) // s)
             out.append(slice(i0, i1 + 1, 1) if i0 <= i1 else slice(0, 0, 1))
     return out
@@ -45,14 +45,11 @@ def tap_sums(t: torch.Tensor, dim: int, slices: list[slice]) -> torch.Tensor:
     return torch.stack([t[(slice(None),) * dim + (sl,)].sum(dim) for sl in slices], dim=-1)
 
 
-def _ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
-
-
 def match(node: Node) -> Optional[Rewrite]:
-    if node.target is not aten.convolution.default or val(node) is None or not val(node).is_floating_point():
+    conv = float_convolution(node)
+    if conv is None:
         return None
-    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args_of(node)
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = conv
     out = shape(node)
     nsp = len(out) - 2
     if nsp < 1 or len(shape(x)) != len(out):

@@ -23,12 +23,8 @@ import torch.nn.functional as F
 from torch.fx import Node
 
 from kernelopt.rewrite.conv_pool import POOLS, pool_args
-from kernelopt.rewrite.fx import args_of, aten, numel, only_user, shape, val
+from kernelopt.rewrite.fx import args_of, ceil_div, float_convolution, numel, only_user, shape, val
 from kernelopt.rewrite.match import Identity, Rewrite, Step, apply_scale, chain, linear_step
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -((-a) // b)
 
 
 def tap_ranges(k: int, s: int, d: int, p: int, k2: int) -> tuple[list[tuple[int, int]], int]:
@@ -36,11 +32,11 @@ def tap_ranges(k: int, s: int, d: int, p: int, k2: int) -> tuple[list[tuple[int,
     transposed convolution that land in the pool window (a run of consecutive taps, possibly empty), and the
     left padding P = t_max."""
     t_max = ((k - 1) * d - p) // s
-    t_min = _ceil_div(-p - k2 + 1, s)
+    t_min = ceil_div(-p - k2 + 1, s)
     ranges = []
     for u in range(t_max - t_min + 1):
         t = t_max - u  # taps kk with 0 <= kk*d - p - t*s < k2
-        lo, hi = max(0, _ceil_div(p + t * s, d)), min(k, (p + t * s + k2 - 1) // d + 1)
+        lo, hi = max(0, ceil_div(p + t * s, d)), min(k, (p + t * s + k2 - 1) // d + 1)
         ranges.append((lo, max(lo, hi)))
     return ranges, t_max
 
@@ -64,9 +60,10 @@ def _scale_step(user: Node, cur: Node) -> Optional[Step]:
 
 
 def match(node: Node) -> Optional[Rewrite]:
-    if node.target is not aten.convolution.default or val(node) is None or not val(node).is_floating_point():
+    conv = float_convolution(node)
+    if conv is None:
         return None
-    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args_of(node)
+    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = conv
     if not transposed:
         return None
     steps, cur = chain(node, _scale_step)

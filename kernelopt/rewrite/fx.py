@@ -50,6 +50,14 @@ def shape(n: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in v.shape)
 
 
+def float_convolution(n: Node) -> Optional[Any]:
+    """The arguments of `n` (x, w, bias, stride, padding, dilation, transposed, output_padding, groups) where it
+    is an aten.convolution computing a floating-point tensor, else None."""
+    if n.target is not aten.convolution.default or val(n) is None or not val(n).is_floating_point():
+        return None
+    return args_of(n)
+
+
 def only_user(n: Node) -> Optional[Node]:
     """The node's single user, or None when it has several (its value is needed elsewhere) or none, or is
     a graph output itself."""
@@ -88,6 +96,10 @@ def norm_dims(dims: Sequence[int] | int | None, rank: int) -> list[int]:
     if isinstance(dims, int):
         dims = [dims]
     return sorted({d % rank for d in dims}) if rank else []
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
 
 
 def numel(s: Sequence[int]) -> int:
