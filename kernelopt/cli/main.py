@@ -120,6 +120,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
     if refuse_unsupported_torch("kernelopt optimize"):  # before anything is created: capture would fail later
         return 2
+    from kernelopt.isolation.compile_cache import lent
     from kernelopt.pipeline.device import NO_GPU_MESSAGE, probe_device
     from kernelopt.pipeline.job import run_job
 
@@ -151,8 +152,10 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     require_output_dir(workdir, "work directory", RUN_MARKERS)
     if not args.json:
         print(f"kernelopt optimize {problem} -> {workdir}", flush=True)
-    result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,
-                     weights_path=args.weights)
+    slot = Path(args.compile_cache).resolve() if args.compile_cache else None
+    with lent(slot, workdir):
+        result = run_job(problem, workdir, options, on_event=None if args.json else _print_event,
+                         weights_path=args.weights, keep_compile_caches=slot is not None)
     if args.json:
         print(json.dumps(result.to_dict(), indent=1))
     else:
@@ -186,7 +189,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     summary = run_bench(BenchOptions(
         problems_dir=args.directory, out_dir=args.out, time_limit_s=args.time_limit,
         precision=args.precision, dtype=args.dtype, gpus=args.gpus, only=args.only, resume=args.resume,
-        stop_after_s=args.stop_after, expect_from=args.expect,
+        stop_after_s=args.stop_after, expect_from=args.expect, compile_cache=args.compile_cache,
         generators=[g.strip() for g in args.generators.split(",") if g.strip()] if args.generators else None))
     print(summary["text"])
     # a result `kernelopt check` could not run on is no more a pass than one it failed
@@ -224,6 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "KERNELOPT_LLM_MODEL and an endpoint")
     o.add_argument("--search", help="search controls, e.g. T=3,N=4,K=2,B=4,Q=8,chains=2,meltdown_failures=4 "
                    "(docs/agents.md)")
+    o.add_argument("--compile-cache", default=None, metavar="DIR",
+                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR for the next run: "
+                   "a model compiled once compiles from them")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")
     o.set_defaults(func=cmd_optimize)
 
@@ -258,6 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "plus 60 s where that run had another --dtype or --precision (default: the time limit)")
     b.add_argument("--generators", default=None,
                    help="comma-separated generators for every job (`kernelopt generators` lists them; default: theirs)")
+    b.add_argument("--compile-cache", default=None, metavar="DIR",
+                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR from job to job: a "
+                   "re-run compiles from them (each row says how many files its job found there)")
     b.set_defaults(func=cmd_bench)
 
     g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")

@@ -24,6 +24,14 @@ def kernel_cache_dir() -> str:
     return path
 
 
+def _holds(path: str, source: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(len(source) + 1) == source
+    except OSError:
+        return False
+
+
 def load_kernel_module(source: str, name: str = "candidate") -> types.ModuleType:
     """Import a candidate kernel's source; it must define `run(*args, stream=None)`.
 
@@ -35,7 +43,9 @@ def load_kernel_module(source: str, name: str = "candidate") -> types.ModuleType
     if mod_name in sys.modules:
         return sys.modules[mod_name]
     path = os.path.join(kernel_cache_dir(), mod_name + ".py")
-    if not os.path.exists(path):
+    # rewritten unless it holds this very source: the cache may be kept from an earlier job
+    # (isolation.compile_cache), and a file is never trusted for the name it has
+    if not _holds(path, source):
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w") as f:
             f.write(source)

@@ -37,6 +37,7 @@ from kernelopt.core.precision import PrecisionPolicy
 from kernelopt.core.text import one_line
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
+from kernelopt.isolation.compile_cache import lent
 from kernelopt.pipeline.check import CheckRequest, run_check
 from kernelopt.pipeline.device import probe_device
 from kernelopt.pipeline.errors import InputError, require_output_dir
@@ -58,6 +59,9 @@ class BenchOptions:
     stop_after_s: Optional[float] = None  # start no problem not expected to finish within this (from the start)
     expect_from: Optional[str] = None  # an earlier run's bench.json: per-problem times for `expected_seconds`
     generators: Optional[list[str]] = None  # the jobs' generators (default: the registry's defaults)
+    # a directory keeping the compiler caches from job to job (isolation.compile_cache): a re-run compiles from
+    # them, and each row says how many files its job found there (its compile time is then not a cold one)
+    compile_cache: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ class BenchJob:
     budget_s: float
     dtype: str = "fp32"
     generators: Optional[list[str]] = None
+    keep_compile_caches: bool = False
 
 
 CHECK_TIME_LIMIT_S = 600.0
@@ -172,7 +177,7 @@ def _bench_job(job: BenchJob) -> dict:
     options = JobOptions(precision=job.precision, dtype=job.dtype, time_budget_s=job.budget_s)
     if job.generators:
         options = dataclasses.replace(options, generators=list(job.generators))
-    result = run_job(job.problem_path, job.workdir, options)
+    result = run_job(job.problem_path, job.workdir, options, keep_compile_caches=job.keep_compile_caches)
     return {"result": result.to_dict(), "wall_s": time.monotonic() - t0}
 
 
@@ -289,6 +294,8 @@ def run_bench(opts: BenchOptions) -> dict:
         started.append(fits[0])
         return fits[0]
 
+    cache_slot = Path(opts.compile_cache).resolve() if opts.compile_cache else None
+
     def worker(gpu: int) -> None:
         while True:
             with lock:
@@ -300,10 +307,13 @@ def run_bench(opts: BenchOptions) -> dict:
             env = {"CUDA_VISIBLE_DEVICES": str(gpu)} if info.cuda else {"TRITON_INTERPRET": "1"}
             t0 = time.monotonic()
             try:
-                row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), run.precision,
-                                                        limits[p] - JOB_START_S, run.dtype, opts.generators),
-                                   timeout_s=limits[p], env=env,
-                                   trusted=True, scratch=workdir)  # the job's orchestrator; its stages are sandboxed
+                # taken back also from a job killed at its limit: what its compile got through is kept
+                with lent(cache_slot, workdir):
+                    row = run_in_child(_bench_job, BenchJob(str(p), str(workdir), run.precision,
+                                                            limits[p] - JOB_START_S, run.dtype, opts.generators,
+                                                            keep_compile_caches=cache_slot is not None),
+                                       timeout_s=limits[p], env=env,
+                                       trusted=True, scratch=workdir)  # the job's orchestrator; stages sandboxed
             except ChildError as exc:
                 row = {"result": {"outcome": "fallback", "cause": f"{exc.kind}: {exc.message}", "speedup": 1.0}}
                 if not info.cuda:
@@ -374,7 +384,9 @@ def _details(workdir: Path) -> dict:
     cap = report.get("capture") or {}
     rewrite = report.get("rewrite") or {}
     return {"library_share": prof.get("library_share"), "triton_share": prof.get("triton_share"),
-            "compile_s": cap.get("compile_seconds"), "restitch_bit_exact": cap.get("restitch_bit_exact"),
+            "compile_s": cap.get("compile_seconds"),
+            "compile_cache_files": (report.get("compile_cache") or {}).get("files"),
+            "restitch_bit_exact": cap.get("restitch_bit_exact"),
             "reproduction": cap.get("reproduction"),
             "context_ms": report.get("context_timings"),
             # the graph rewrites: what applied, whether the rewritten graph was deployed, what they proved

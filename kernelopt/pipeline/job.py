@@ -17,6 +17,7 @@ from kernelopt.core.jobfiles import PlantedFile
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import job_sandbox
+from kernelopt.isolation.compile_cache import CACHE_DIR, measure
 from kernelopt.isolation.sandbox import SANDBOX_DIRS, give_to
 from kernelopt.load.helion_file import helion_installed, is_helion_file
 from kernelopt.load.problem import ProblemError, problem_kind
@@ -40,7 +41,7 @@ from kernelopt.verify.interpreter import InterpreterProbe, interpreter_cannot_ru
 def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None = None,
             on_event: Optional[EventSink] = None, should_cancel: Optional[CancelCheck] = None,
             weights_path: str | Path | None = None, llm_settings: Any = None,
-            avoid: list[dict] | None = None) -> JobResult:
+            avoid: list[dict] | None = None, keep_compile_caches: bool = False) -> JobResult:
     """Run one optimization job; always returns a JobResult and writes report.json.
 
     `failed` is for a submission that cannot be run (with the reason); every
@@ -48,6 +49,8 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     `weights_path`: a safetensors file loaded into the model (model mode).
     `llm_settings` (agents.llm.LLMSettings) and `avoid` (the team's AVOID list,
     [{"strategy", "attempts", "successes", "jobs"}]) are for the LLM agents.
+    `keep_compile_caches`: leave the children's compiler caches (`<workdir>/.cache`) for the caller to keep
+    for the next job (`isolation.compile_cache`); the report says what the job found there when it started.
     Raises InputError, before creating anything, when there is no problem file to
     run (missing, a directory) or `workdir` is not a directory.
     """
@@ -65,6 +68,9 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         ctx.weights = str(ctx.workdir / WEIGHTS_FILE)
     ctx.report = {"problem": {"path": ctx.problem_path, "name": Path(problem_path).stem},
                   "options": options.to_dict()}
+    if keep_compile_caches:
+        found = measure(ctx.workdir / CACHE_DIR)
+        ctx.report["compile_cache"] = {"files": found.files, "bytes": found.bytes}
     try:
         with job_sandbox():  # one sandbox uid for all of this job's children
             result = _run(ctx)
@@ -84,7 +90,7 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
         result = JobResult(Outcome.FAILED, f"internal error: {type(exc).__name__}: {exc}",
                            error=traceback.format_exc())
     ctx.setup_session.close()
-    reclaim_workdir(ctx.workdir)
+    reclaim_workdir(ctx.workdir, keep=(CACHE_DIR,) if keep_compile_caches else ())
     if ctx.device is None:
         result.not_measured(NO_TIMING_NO_DEVICE)
     elif not ctx.device.cuda:
@@ -110,14 +116,16 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     return result
 
 
-def reclaim_workdir(workdir: Path) -> None:
-    """After the job's children: drop their home and caches, and give the files back to this process's user.
+def reclaim_workdir(workdir: Path, keep: tuple[str, ...] = ()) -> None:
+    """After the job's children: drop their home and caches (but those in `keep`), and give the files back to
+    this process's user.
 
     The children ran as the job's sandbox uid and owned the directory; a user who
     ran `kernelopt optimize` as root gets a directory of their own back.
     """
     for name in SANDBOX_DIRS:
-        shutil.rmtree(workdir / name, ignore_errors=True)
+        if name not in keep:
+            shutil.rmtree(workdir / name, ignore_errors=True)
     give_to(workdir, os.geteuid())
 
 

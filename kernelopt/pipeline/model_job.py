@@ -58,8 +58,10 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
             limit_s=1200, what="compiling the model", session=ctx.setup_session)
         ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
         ctx.report["context_timings"] = dict(cg.context_ms)
-        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s; re-stitch bit-exact: "
-                 f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds)
+        cache = ctx.report.get("compile_cache") or {}
+        warm = f" (from {cache['files']} files of earlier jobs' compiler caches)" if cache.get("files") else ""
+        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{warm}; re-stitch bit-exact: "
+                 f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds, compile_cache_files=cache.get("files", 0))
     reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)
     if reproduction == Reproduction.NO:
         diff = "" if cg.restitch_max_abs_diff is None else f" (max |diff| {cg.restitch_max_abs_diff:.3g})"

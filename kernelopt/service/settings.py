@@ -35,8 +35,12 @@ class Settings(BaseSettings):
     sandbox_uid_base: int = 61000  # each job runs as its own uid from [base, base + count) (service as root)
     sandbox_uid_count: int = 1000
     sandbox_bwrap: str | None = None  # bubblewrap's path (default: `bwrap` on PATH)
+    # Each team's compiler caches (Inductor's autotune timings, compiled kernels and graphs), kept between its
+    # jobs under data_dir/compile-cache (isolation.compile_cache); a tree past the size is dropped.
+    compile_cache: bool = True
+    compile_cache_max_bytes: int = 4 << 30
 
-    @field_validator("sandbox", mode="before")
+    @field_validator("sandbox", "compile_cache", mode="before")
     @classmethod
     def _on_off(cls, v):
         return {"on": True, "off": False}.get(v.strip().lower(), v) if isinstance(v, str) else v
@@ -85,7 +89,8 @@ class Settings(BaseSettings):
     def _consistent(self) -> "Settings":
         for name in ("max_upload_bytes", "max_queued_jobs_per_team", "job_time_limit_s",
                      "heartbeat_interval_s", "heartbeat_timeout_s", "max_job_attempts",
-                     "max_artifact_bytes", "max_job_artifact_bytes", "max_sse_streams_per_team"):
+                     "max_artifact_bytes", "max_job_artifact_bytes", "max_sse_streams_per_team",
+                     "compile_cache_max_bytes"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"KERNELOPT_{name.upper()} must be positive")
         if self.auth_cache_ttl_s < 0 or self.api_db_threads < 1:

@@ -46,7 +46,7 @@ from typing import Any
 from kernelopt.agents.llm import LLMSettings
 from kernelopt.core.outcome import Cause, Outcome, cause_code
 from kernelopt.core.text import clip, one_line
-from kernelopt.isolation import ChildError, ChildErrorKind, kill_tree, run_in_child
+from kernelopt.isolation import ChildError, ChildErrorKind, compile_cache, kill_tree, run_in_child
 from kernelopt.isolation.child_output import LABEL_ENV
 from kernelopt.isolation.sandbox import SandboxPolicy, blocking_ancestor, give_to, lease_uid
 from kernelopt.pipeline.job import run_job
@@ -154,6 +154,7 @@ class EngineRequest:
     # sandboxed children still get neither these nor any other credential.
     llm: dict | None = None
     avoid: list[dict] | None = None  # the team's AVOID list (service.strategy_memory), for the planner
+    keep_compile_caches: bool = False  # the worker keeps the children's compiler caches for the team's next job
 
 
 def _run_engine(req: EngineRequest) -> dict:
@@ -165,7 +166,7 @@ def _run_engine(req: EngineRequest) -> dict:
     cancel = Path(req.cancel_file)
     result = run_job(req.problem_path, req.workdir, JobOptions.from_dict(req.options),
                      should_cancel=cancel.exists, weights_path=req.weights_path, llm_settings=settings,
-                     avoid=req.avoid)
+                     avoid=req.avoid, keep_compile_caches=req.keep_compile_caches)
     return result.to_dict()
 
 
@@ -347,6 +348,13 @@ def _safe_filename(name: str | None) -> str:
     return base
 
 
+def compile_cache_slot(settings, team_id: int) -> Path | None:
+    """Where a team's compiler caches wait between its jobs (None: KERNELOPT_COMPILE_CACHE=off)."""
+    if not settings.compile_cache:
+        return None
+    return Path(settings.data_dir).resolve() / "compile-cache" / f"team-{int(team_id)}"
+
+
 def _job_options(options: dict | None, settings) -> dict:
     """The user's options, with the engine's budget kept inside the hard time limit."""
     opts = JobOptions.from_dict(dict(options or {})).to_dict()  # ValueError with a clear message
@@ -426,7 +434,9 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
             avoid = strategy_memory.avoid_list(s, claimed["team_id"])
 
     # the job's processes' output reaches the worker's log prefixed with the job's id (isolation/child_output.py)
-    child_env = {**(env or {}), LABEL_ENV: f"job {job_id}"}
+    child_env = {**(env or {}), LABEL_ENV: f"job {job_id}",
+                 # the stage children's kernel cache among the job's other caches (which the worker keeps)
+                 "KERNELOPT_KERNEL_CACHE": str(workdir / compile_cache.CACHE_DIR / "kernels")}
     monitor = _Monitor(job_id, worker_id, settings, workdir / "events.jsonl", cancel_file)
     monitor.start()
     limit = float(settings.job_time_limit_s)
@@ -446,12 +456,18 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         with _scope(settings) as s:
             jobs.fail_job(s, job_id, worker_id, f"internal worker error: {message}")
         return "failed"
+    # The team's compiler caches from its earlier jobs (isolation.compile_cache), lent to this one and taken back
+    # after it, its children's additions included: a network compiled once compiles in seconds the next time.
+    cache_slot = compile_cache_slot(settings, claimed["team_id"])
     try:
         weights = input_dir / "weights.safetensors"
+        if cache_slot is not None:
+            compile_cache.lend(cache_slot, workdir)
         give_to(attempt_dir, lease.uid if lease else None)
         result = run_in_child(_run_engine, EngineRequest(str(problem_path), str(workdir), options, str(cancel_file),
                                                          os.getpid(), str(weights) if weights.exists() else None,
-                                                         llm=llm, avoid=avoid),
+                                                         llm=llm, avoid=avoid,
+                                                         keep_compile_caches=cache_slot is not None),
                               timeout_s=limit, env=child_env, trusted=True, scratch=attempt_dir,
                               uid=lease.uid if lease else None)
     except ChildError as exc:
@@ -471,6 +487,11 @@ def _execute_claimed(job_id: str, settings, worker_id: str, env: dict[str, str] 
         if lease is not None:
             lease.release()
         wall = time.monotonic() - t0
+        if cache_slot is not None:  # also after a timeout or a crash: what the compile got through is kept
+            try:
+                compile_cache.take_back(workdir, cache_slot, settings.compile_cache_max_bytes)
+            except OSError:  # the caches are a bonus, never the job's failure
+                log.exception("job %s: could not keep the compiler caches", job_id)
 
     def cancelled() -> bool:
         return monitor.cancel_touched and not monitor.lost and (

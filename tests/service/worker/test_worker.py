@@ -380,6 +380,44 @@ def test_a_job_killed_at_its_time_limit_without_a_gpu_records_no_speed(tmp_path)
     assert job.result["timing_note"] == "no GPU: the Triton interpreter checks correctness only"
 
 
+def test_a_teams_compiler_caches_are_lent_to_its_next_job_and_to_no_other_team(tmp_path):
+    """The worker lends a team's compiler caches (isolation.compile_cache) to its next job and takes them back
+    with what the job's children added; another team's slot is never touched. An earlier job of team A is
+    stood for by a file planted in its slot; the job's own additions are its kernel cache
+    (KERNELOPT_KERNEL_CACHE, inside the caches)."""
+    from kernelopt.service.auth import create_team
+    from kernelopt.service.settings import Settings
+    from kernelopt.storage.blobs import BlobStore
+    from kernelopt.storage.db import upgrade_database
+    from kernelopt.worker.execute import _scope, compile_cache_slot, execute_job
+
+    settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "cc", job_time_limit_s=240)
+    upgrade_database(settings.effective_database_url)
+    with _scope(settings) as s:
+        team_a, team_b = create_team(s, "cache-a").id, create_team(s, "cache-b").id
+    slot_a, slot_b = compile_cache_slot(settings, team_a), compile_cache_slot(settings, team_b)
+    assert slot_a is not None and slot_b is not None and slot_a != slot_b
+    (slot_a / "inductor").mkdir(parents=True)
+    (slot_a / "inductor" / "earlier-job.txt").write_text("autotune timings of an earlier job")
+    (slot_b / "inductor").mkdir(parents=True)
+    (slot_b / "inductor" / "team-b.txt").write_text("team b's own")
+
+    job_id = submit_file(settings, team_a, KERNEL, FAST)
+    assert execute_job(job_id, settings, "w-cache") == "succeeded"
+    arts = {a.name: a for a in artifacts(settings, job_id)}
+    report = json.loads(BlobStore(settings.blobs_dir).read_bytes(arts["report.json"].blob_sha256))
+    assert report["compile_cache"]["files"] == 1  # the planted file, lent before the job's first child
+
+    kept = sorted(p.relative_to(slot_a).as_posix() for p in slot_a.rglob("*") if p.is_file())
+    assert "inductor/earlier-job.txt" in kept
+    assert any(k.startswith("kernels/") for k in kept), kept  # the job's own additions came back
+    assert sorted(p.name for p in slot_b.rglob("*") if p.is_file()) == ["team-b.txt"]
+    assert job_dir_removed(settings, job_id)
+
+    off = settings.model_copy(update={"compile_cache": False})
+    assert compile_cache_slot(off, team_a) is None
+
+
 # --------------------------------------------------------------------------- configuration
 
 def test_celery_app_configuration(wsettings):
