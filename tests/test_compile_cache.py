@@ -175,3 +175,19 @@ def test_a_reused_work_directory_keeps_its_own_caches_and_the_slot_stays(tmp_pat
     lend(slot, job)
     assert _read_tree(job / CACHE_DIR) == own
     assert _read_tree(slot) == FILES
+
+
+def test_a_kept_kernel_file_that_does_not_hold_its_source_is_rewritten(tmp_path, monkeypatch):
+    """Candidate kernels are cached by the hash of their source; a file of that name kept from an earlier job
+    (or planted there) that holds other code is rewritten, never imported."""
+    import hashlib
+
+    from kernelopt.compiled.runtime import load_kernel_module
+
+    monkeypatch.setenv("KERNELOPT_KERNEL_CACHE", str(tmp_path))
+    source = "def run(*args, stream=None):\n    return 'the real kernel'\n"
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    planted = tmp_path / f"kernelopt_kernel_kept_{digest}.py"
+    planted.write_text("def run(*args, stream=None):\n    return 'planted'\n")
+    assert load_kernel_module(source, "kept").run() == "the real kernel"
+    assert planted.read_text() == source
