@@ -79,3 +79,22 @@ def test_wrong_input_shape_is_a_clear_error(captured):
     ctx = ModelContext(str(PROBLEMS / "linear_gelu.py"), str(cg.workdir), device="cpu")
     with pytest.raises(ValueError, match=r"argument input 0: expected shape \[256, 512\]"):
         ctx.flat_args([torch.randn(3, 512)])
+
+
+def test_a_capture_from_an_earlier_captures_kept_caches_gives_the_same_module(tmp_path):
+    """A job lent the compiler caches of an earlier one (isolation.compile_cache) compiles from them (Inductor's
+    FX graph cache hits, so no `save_output_code`): the capture still finds the output module, the same source,
+    and re-executing it reproduces the compiled output bit for bit."""
+    from kernelopt.isolation.compile_cache import lent
+
+    slot, sources = tmp_path / "slot", []
+    for i in range(2):
+        workdir = tmp_path / f"job{i}"
+        with lent(slot, workdir) as found:
+            cg = run_in_child(capture_model, CaptureRequest(str(PROBLEMS / "linear_gelu.py"), str(workdir),
+                                                            device="cpu"),
+                              timeout_s=600, scratch=workdir, read_only=TESTS_DIR)
+        assert (found.files > 0) == (i == 1)
+        assert cg.restitch_bit_exact
+        sources.append(Path(cg.module_path).read_text())
+    assert sources[0] == sources[1] and "def call(" in sources[1]
