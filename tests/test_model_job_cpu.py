@@ -65,3 +65,18 @@ def test_a_cpu_job_rewrites_the_graph_and_passes_gates_1_to_3_without_claiming_a
     events = (tmp_path / "job" / "events.jsonl").read_text()
     assert "finding: the output depends on" in events
     assert (tmp_path / "job" / "graph_rewrite" / "baseline_module.py").exists()
+
+
+def test_a_compile_that_fails_from_earlier_jobs_caches_is_done_again_without_them(tmp_path):
+    # caches kept from earlier jobs (isolation.compile_cache) that break the compile (here Inductor's cache
+    # folder is a file) are dropped, and the model compiled without them: the job still reaches its outcome
+    workdir = tmp_path / "job"
+    (workdir / ".cache").mkdir(parents=True)
+    (workdir / ".cache" / "inductor").write_text("not a folder")
+    ctx, result = cpu_model_job(PROBLEM, workdir, compile_caches=True)
+    assert result.outcome == "fallback" and result.cause.startswith("no-triton-kernels: "), result
+    assert ctx.report["compile_cache"]["files"] == 1
+    assert "FileExistsError" in ctx.report["compile_cache"]["dropped"]
+    messages = [json.loads(line)["message"] for line in (workdir / "events.jsonl").read_text().splitlines()]
+    assert any(m.startswith("compiling from earlier jobs' compiler caches failed") for m in messages)
+    assert (workdir / ".cache" / "inductor").is_dir()  # the second compile made its own

@@ -228,8 +228,8 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--search", help="search controls, e.g. T=3,N=4,K=2,B=4,Q=8,chains=2,meltdown_failures=4 "
                    "(docs/agents.md)")
     o.add_argument("--compile-cache", default=None, metavar="DIR",
-                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR for the next run: "
-                   "a model compiled once compiles from them")
+                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR for the next run "
+                   "to compile from (a compile they break runs again without them)")
     o.add_argument("--json", action="store_true", help="print the result as JSON only")
     o.set_defaults(func=cmd_optimize)
 
@@ -265,8 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--generators", default=None,
                    help="comma-separated generators for every job (`kernelopt generators` lists them; default: theirs)")
     b.add_argument("--compile-cache", default=None, metavar="DIR",
-                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR from job to job: a "
-                   "re-run compiles from them (each row says how many files its job found there)")
+                   help="keep the compiler caches (autotune timings, compiled kernels) in DIR from job to job, for a "
+                   "re-run to compile from (each row says how many files its job found there; a compile they "
+                   "break runs again without them)")
     b.set_defaults(func=cmd_bench)
 
     g = sub.add_parser("generators", help="list the candidate generators: what each touches, under which policies")

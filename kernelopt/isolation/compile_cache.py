@@ -16,8 +16,14 @@ anything but regular files and directories are deleted, and a tree past `max_byt
 not a directory) is dropped whole. Only sandboxed children of the same team's later jobs
 ever read it (the service keeps one slot per team: `worker.execute`), never the trusted
 side, and Inductor and Triton key every entry by the device, the versions and the source
-they were made from, so a slot is valid on any GPU. A poisoned entry could only mislead the
-same team's own later jobs, whose verdicts are still computed outside their children.
+they were made from. A poisoned entry could only mislead the same team's own later jobs,
+whose verdicts are still computed outside their children.
+
+Not yet working on a GPU: on an H100 a capture from a slot failed with a PermissionError on
+the directory the caches were first written in (some CUDA-side entry names it), so the
+caches do not move between work directories yet. A compile they break is done again
+without them (`pipeline.model_job.capture_baseline`), and the service keeps slots only
+where `KERNELOPT_COMPILE_CACHE=on`.
 """
 from __future__ import annotations
 

@@ -59,8 +59,8 @@ class BenchOptions:
     stop_after_s: Optional[float] = None  # start no problem not expected to finish within this (from the start)
     expect_from: Optional[str] = None  # an earlier run's bench.json: per-problem times for `expected_seconds`
     generators: Optional[list[str]] = None  # the jobs' generators (default: the registry's defaults)
-    # a directory keeping the compiler caches from job to job (isolation.compile_cache): a re-run compiles from
-    # them, and each row says how many files its job found there (its compile time is then not a cold one)
+    # a directory keeping the compiler caches from job to job (isolation.compile_cache), for a re-run to compile
+    # from; each row says how many files its job found there (its compile time is then not a cold one)
     compile_cache: Optional[str] = None
 
 

@@ -69,8 +69,7 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
     ctx.report = {"problem": {"path": ctx.problem_path, "name": Path(problem_path).stem},
                   "options": options.to_dict()}
     if keep_compile_caches:
-        found = measure(ctx.workdir / CACHE_DIR)
-        ctx.report["compile_cache"] = {"files": found.files, "bytes": found.bytes}
+        note_compile_caches(ctx)
     try:
         with job_sandbox():  # one sandbox uid for all of this job's children
             result = _run(ctx)
@@ -114,6 +113,13 @@ def run_job(problem_path: str, workdir: str | Path, options: JobOptions | None =
              speedup=result.speedup)
     ctx.close()
     return result
+
+
+def note_compile_caches(ctx: JobContext) -> None:
+    """What the job found of earlier jobs' compiler caches (isolation.compile_cache) before its first child, in
+    its report: a compile from them is not a cold one (and model_job.capture_baseline drops them on failure)."""
+    found = measure(ctx.workdir / CACHE_DIR)
+    ctx.report["compile_cache"] = {"files": found.files, "bytes": found.bytes}
 
 
 def reclaim_workdir(workdir: Path, keep: tuple[str, ...] = ()) -> None:

@@ -1,6 +1,7 @@
 """Model mode: the stages after loading, for a KernelBench-convention model."""
 from __future__ import annotations
 
+import shutil
 import statistics
 from pathlib import Path
 from typing import Any, Optional
@@ -19,7 +20,8 @@ from kernelopt.compiled.group import (
 )
 from kernelopt.core.outcome import Cause, Outcome
 from kernelopt.core.precision import LIBRARY_MODE, declared_precision
-from kernelopt.core.text import clip
+from kernelopt.core.text import clip, one_line
+from kernelopt.isolation.compile_cache import CACHE_DIR
 from kernelopt.load.stage import LoadResult
 from kernelopt.pipeline.compile_variants import variants_and_verify
 from kernelopt.pipeline.context import JobCancelled, JobContext, JobFailed, JobFallback
@@ -46,20 +48,48 @@ from kernelopt.verify.stitched_model import StitchedRequest
 from kernelopt.verify.waterfall import select_combination
 
 
+def capture_baseline(ctx: JobContext, request: CaptureRequest) -> CapturedGraph:
+    """The model compiled and captured (`capture_model`, in the job's set-up child).
+
+    Where the job started from earlier jobs' compiler caches (isolation.compile_cache) and the compile failed
+    or crashed, the caches are dropped and the model compiled once more without them: a cache never costs a
+    job its result (on an H100, a capture from kept caches once failed with a PermissionError on the earlier
+    job's directory). A timeout is not retried: the budget is spent.
+    """
+    def capture() -> CapturedGraph:
+        return ctx.child(capture_model, request, limit_s=1200, what="compiling the model", session=ctx.setup_session)
+
+    lent = ctx.report.get("compile_cache") or {}
+    if not lent.get("files"):
+        return capture()
+    try:
+        return capture()
+    except (JobFailed, JobFallback) as exc:
+        if isinstance(exc, JobFallback) and exc.code is not Cause.CRASH:
+            raise
+        why = clip(one_line(str(exc)), 300)
+    lent["dropped"] = why
+    ctx.emit("compile", "progress", f"compiling from earlier jobs' compiler caches failed ({why}); "
+             "compiling without them")
+    ctx.setup_session.close()
+    shutil.rmtree(ctx.workdir / CACHE_DIR, ignore_errors=True)
+    ctx.setup_session = ctx.session()
+    return capture()
+
+
 def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
     opts = ctx.options
     # Model mode searches Triton kernels, so it runs on a GPU; Inductor's CPU backend
     # (C++ kernels, no Triton) still exercises capture, decompose, profile and report.
     device = "cuda" if ctx.device is None or ctx.device.cuda else "cpu"
     with ctx.stage("compile", "torch.compile (Inductor, max-autotune, no CUDA graphs) and capture"):
-        cg: CapturedGraph = ctx.child(
-            capture_model, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, device,
-                                          weights=ctx.weights),
-            limit_s=1200, what="compiling the model", session=ctx.setup_session)
+        cg = capture_baseline(ctx, CaptureRequest(ctx.problem_path, str(ctx.workdir), opts.dtype, device,
+                                                  weights=ctx.weights))
         ctx.report["capture"] = {k: v for k, v in cg.__dict__.items() if k != "args"}
         ctx.report["context_timings"] = dict(cg.context_ms)
         cache = ctx.report.get("compile_cache") or {}
-        warm = f" (from {cache['files']} files of earlier jobs' compiler caches)" if cache.get("files") else ""
+        warm = (f" (from {cache['files']} files of earlier jobs' compiler caches)"
+                if cache.get("files") and not cache.get("dropped") else "")
         ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{warm}; re-stitch bit-exact: "
                  f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds, compile_cache_files=cache.get("files", 0))
     reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)

@@ -36,8 +36,9 @@ class Settings(BaseSettings):
     sandbox_uid_count: int = 1000
     sandbox_bwrap: str | None = None  # bubblewrap's path (default: `bwrap` on PATH)
     # Each team's compiler caches (Inductor's autotune timings, compiled kernels and graphs), kept between its
-    # jobs under data_dir/compile-cache (isolation.compile_cache); a tree past the size is dropped.
-    compile_cache: bool = True
+    # jobs under data_dir/compile-cache (isolation.compile_cache); a tree past the size is dropped. Off by
+    # default until a GPU run shows the kept caches compiling (docs/operations.md, Compiler caches).
+    compile_cache: bool = False
     compile_cache_max_bytes: int = 4 << 30
 
     @field_validator("sandbox", "compile_cache", mode="before")

@@ -391,7 +391,8 @@ def test_a_teams_compiler_caches_are_lent_to_its_next_job_and_to_no_other_team(t
     from kernelopt.storage.db import upgrade_database
     from kernelopt.worker.execute import _scope, compile_cache_slot, execute_job
 
-    settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "cc", job_time_limit_s=240)
+    settings = Settings(database_url=None, broker_url=None, data_dir=tmp_path / "cc", job_time_limit_s=240,
+                        compile_cache=True)
     upgrade_database(settings.effective_database_url)
     with _scope(settings) as s:
         team_a, team_b = create_team(s, "cache-a").id, create_team(s, "cache-b").id
@@ -414,8 +415,7 @@ def test_a_teams_compiler_caches_are_lent_to_its_next_job_and_to_no_other_team(t
     assert sorted(p.name for p in slot_b.rglob("*") if p.is_file()) == ["team-b.txt"]
     assert job_dir_removed(settings, job_id)
 
-    off = settings.model_copy(update={"compile_cache": False})
-    assert compile_cache_slot(off, team_a) is None
+    assert compile_cache_slot(Settings(database_url=None, broker_url=None, data_dir=tmp_path / "cc"), team_a) is None
 
 
 # --------------------------------------------------------------------------- configuration
