@@ -82,9 +82,9 @@ def test_wrong_input_shape_is_a_clear_error(captured):
 
 
 def test_a_capture_from_an_earlier_captures_kept_caches_gives_the_same_module(tmp_path):
-    """A job lent the compiler caches of an earlier one (isolation.compile_cache) compiles from them (Inductor's
-    FX graph cache hits, so no `save_output_code`): the capture still finds the output module, the same source,
-    and re-executing it reproduces the compiled output bit for bit."""
+    """A job lent the compiler caches of an earlier one (isolation.compile_cache) compiles from them (the
+    compiled C++ kernels here; the capture never takes a whole graph from Inductor's FX graph cache): the capture
+    finds the output module, the same source, and re-executing it reproduces the compiled output bit for bit."""
     from kernelopt.isolation.compile_cache import lent
 
     slot, sources = tmp_path / "slot", []

@@ -129,8 +129,14 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
     t0 = time.perf_counter()
     GraphLowering.save_output_code = staticmethod(save_output_code)
     try:
-        # An AOTAutograd cache hit would skip inner_compile and so the capture.
-        with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False):
+        # An AOTAutograd cache hit would skip inner_compile and so the capture. Nor is a whole compiled graph
+        # taken from Inductor's FX graph cache: on a GPU its entries pickle kernel objects holding the absolute
+        # paths they were compiled at (CachingAutotuner.filename), which a later job does not have
+        # (isolation.compile_cache keeps a job's caches for the next one; on an H100 a capture from them failed
+        # with a PermissionError on the first job's directory, most likely from these). The caches that cost the
+        # time stay: autotune timings and compiled kernels.
+        with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False), \
+                torch._inductor.config.patch(fx_graph_cache=False):
             compiled_model = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
             try:
                 result = compiled_model(*inputs)
