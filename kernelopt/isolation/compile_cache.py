@@ -1,8 +1,8 @@
 """The compiler caches a job's children leave, kept for the next job of the same team.
 
 Inductor and Triton cache what compiling a model costs: autotune timings per shape and
-device, compiled kernels, whole compiled graphs (`TORCHINDUCTOR_CACHE_DIR`,
-`TRITON_CACHE_DIR`). The sandbox points both into the job's scratch (`<workdir>/.cache`,
+device, compiled kernels (`TORCHINDUCTOR_CACHE_DIR`, `TRITON_CACHE_DIR`; the capture takes
+no whole graphs from Inductor's FX graph cache: `compiled.capture`). The sandbox points both into the job's scratch (`<workdir>/.cache`,
 `isolation.sandbox.child_environment`), and a job ends by deleting them, so a team that
 submits the same network again pays its whole max-autotune compile again (minutes for a
 ResNet at batch 10 on an H100). A *slot* keeps them between jobs:
@@ -19,11 +19,11 @@ side, and Inductor and Triton key every entry by the device, the versions and th
 they were made from. A poisoned entry could only mislead the same team's own later jobs,
 whose verdicts are still computed outside their children.
 
-Not yet working on a GPU: on an H100 a capture from a slot failed with a PermissionError on
-the directory the caches were first written in (some CUDA-side entry names it), so the
-caches do not move between work directories yet. A compile they break is done again
-without them (`pipeline.model_job.capture_baseline`), and the service keeps slots only
-where `KERNELOPT_COMPILE_CACHE=on`.
+Not yet confirmed on a GPU: on an H100 a capture from a slot failed with a PermissionError
+on the directory the caches were first written in, most likely from FX graph cache entries
+(they pickle kernels with their absolute source paths), which the capture no longer uses.
+A compile they break is done again without them (`pipeline.model_job.capture_baseline`),
+and the service keeps slots only where `KERNELOPT_COMPILE_CACHE=on`.
 """
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ class Settings(BaseSettings):
     sandbox_uid_base: int = 61000  # each job runs as its own uid from [base, base + count) (service as root)
     sandbox_uid_count: int = 1000
     sandbox_bwrap: str | None = None  # bubblewrap's path (default: `bwrap` on PATH)
-    # Each team's compiler caches (Inductor's autotune timings, compiled kernels and graphs), kept between its
+    # Each team's compiler caches (Inductor's autotune timings, compiled kernels), kept between its
     # jobs under data_dir/compile-cache (isolation.compile_cache); a tree past the size is dropped. Off by
     # default until a GPU run shows the kept caches compiling (docs/operations.md, Compiler caches).
     compile_cache: bool = False
