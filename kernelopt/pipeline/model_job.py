@@ -59,16 +59,14 @@ def capture_baseline(ctx: JobContext, request: CaptureRequest) -> CapturedGraph:
     def capture() -> CapturedGraph:
         return ctx.child(capture_model, request, limit_s=1200, what="compiling the model", session=ctx.setup_session)
 
-    lent = ctx.report.get("compile_cache") or {}
-    if not lent.get("files"):
-        return capture()
+    cache = ctx.report.get("compile_cache") or {}
     try:
         return capture()
     except (JobFailed, JobFallback) as exc:
-        if isinstance(exc, JobFallback) and exc.code is not Cause.CRASH:
+        if not cache.get("files") or (isinstance(exc, JobFallback) and exc.code is not Cause.CRASH):
             raise
         why = clip(one_line(str(exc)), 300)
-    lent["dropped"] = why
+    cache["dropped"] = why
     ctx.emit("compile", "progress", f"compiling from earlier jobs' compiler caches failed ({why}); "
              "compiling without them")
     ctx.setup_session.close()

@@ -214,8 +214,9 @@ def linear_chain_reduction(start: Node, fold: frozenset[int] = frozenset()) -> O
     if red is None or red.target not in REDUCTIONS or kwargs_of(red).get("dtype") is not None or len(args_of(red)) < 2:
         return None
     keepdim = bool(args_of(red)[2]) if len(args_of(red)) > 2 else bool(kwargs_of(red).get("keepdim", False))
-    dims = norm_dims(args_of(red)[1], len(shape(start)))
-    varies = [s.varies for _, s in steps if s.varies]
-    if any(not v <= fold for v in varies) if fold else any(v & set(dims) for v in varies):
+    rank = len(shape(start))
+    dims = norm_dims(args_of(red)[1], rank)
+    allowed = fold or frozenset(range(rank)) - set(dims)  # where a tensor scale may vary
+    if any(not s.varies <= allowed for _, s in steps):
         return None
     return ChainReduction(steps, red, dims, keepdim, shape(start))
