@@ -14,7 +14,8 @@ Where the slots are counted:
 - Without one, in this process (the embedded server is one process). With several API
   processes and no broker the cap applies to each process separately.
 
-If Redis cannot be reached, the process counts its own streams (and says so in the log):
+If Redis cannot be reached (a connect or command that fails is tried three more times, 0.1-1 s apart),
+the process counts its own streams (and says so in the log):
 streams keep working, the cap is then per process until Redis is back.
 """
 from __future__ import annotations
@@ -117,10 +118,15 @@ class StreamSlots:
         client = self._clients.get(loop)
         if client is None:
             import redis.asyncio
+            from redis.asyncio.retry import Retry
+            from redis.backoff import ExponentialWithJitterBackoff
 
-            # a few connections, waited for (not refused) when a thousand streams start or end at once
-            pool = redis.asyncio.BlockingConnectionPool.from_url(self.broker_url, max_connections=8, timeout=5,
-                                                                 socket_timeout=2, socket_connect_timeout=2)
+            # A few connections, waited for (not refused) when a thousand streams start or end at once.
+            # A connect or a command that times out on a loaded host is tried again (three more times,
+            # 0.1-1 s apart) before this process falls back to counting its own streams.
+            pool = redis.asyncio.BlockingConnectionPool.from_url(
+                self.broker_url, max_connections=8, timeout=5, socket_timeout=2, socket_connect_timeout=2,
+                retry=Retry(ExponentialWithJitterBackoff(cap=1.0, base=0.1), 3))
             redis_client = redis.asyncio.Redis(connection_pool=pool)
             client = self._clients[loop] = (redis_client, redis_client.register_script(_ACQUIRE),
                                             redis_client.register_script(_RENEW))

@@ -353,6 +353,30 @@ def test_a_thousand_streams_starting_and_ending_at_once_leave_no_slot_behind(red
     assert redis.Redis.from_url(redis_url).zcard(KEY.format(team_id=team)) == 0
 
 
+def test_an_unreachable_redis_leaves_the_cap_to_this_process_after_a_few_quick_retries(caplog):
+    """Redis refusing connections: each stream is counted here, the cap still holds, nothing hangs."""
+    from kernelopt.api.stream_limit import StreamsFull, StreamSlots
+
+    async def scenario():
+        slots = StreamSlots(2, "redis://127.0.0.1:1/0")  # port 1: connection refused
+        started = time.monotonic()
+        held = [await slots.acquire(7), await slots.acquire(7)]
+        assert [s.in_redis for s in held] == [False, False]
+        with pytest.raises(StreamsFull) as full:
+            await slots.acquire(7)
+        assert (full.value.open_streams, full.value.shared) == (2, False)
+        for s in held:
+            await slots.release(s)
+        assert slots.local_count(7) == 0
+        await slots.close()
+        return time.monotonic() - started
+
+    with caplog.at_level("WARNING", logger="kernelopt.api"):
+        elapsed = asyncio.run(scenario())
+    assert elapsed < 15, elapsed  # three tries of at most ~1 s backoff each, per acquire
+    assert sum("counting this process's streams only" in r.getMessage() for r in caplog.records) == 1
+
+
 def test_a_quiet_stream_gets_keepalives_and_then_its_events(settings, team_key):
     api = make_api(settings, team_key, sse_resync_interval_s=NO_RESYNC, sse_keepalive_s=1.0)
     with api.client, LiveServer(api.app) as live:
