@@ -175,8 +175,8 @@ def child_environment(scratch: Path, extra: Mapping[str, str] | None = None,
         "PYTHONUNBUFFERED": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONPATH": str(PROJECT_ROOT),
-        # helion imports scikit-learn, whose joblib probes for process semaphores the sandbox does not give and
-        # warns in every child; serial is what a stage child wants anyway
+        # helion imports scikit-learn, whose joblib would start worker processes of its own; serial is what a
+        # stage child wants
         "JOBLIB_MULTIPROCESSING": "0",
         "LANG": env.get("LANG", "C.UTF-8"),
     })
@@ -382,9 +382,12 @@ def bwrap_argv(c: Confinement, bwrap: str, host_sys: bool = False) -> list[str]:
 
     # The fresh mounts first: a bind below /tmp (an environment or a checkout there) must land
     # on the new tmpfs, not be hidden by it.
-    # /tmp and /dev/shm are tmpfs: host memory outside RLIMIT_AS, so each has a size
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(c.tmp_bytes), "--tmpfs", "/dev/shm",
-             "--size", str(c.tmp_bytes), "--tmpfs", "/tmp"]
+    # /tmp and /dev/shm are tmpfs: host memory outside RLIMIT_AS, so each has a size. Both are the child's
+    # own and writable by its uid (sticky, like the host's): Python's multiprocessing makes its semaphores in
+    # /dev/shm, and without them Inductor's pool of compile workers never starts and every kernel of a
+    # max-autotune compile is compiled one after another in the child.
+    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(c.tmp_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
+             "--size", str(c.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
     seen.update(("/proc", "/dev"))
     made.update(("/tmp", "/dev/shm"))
     if host_sys:
