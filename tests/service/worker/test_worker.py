@@ -458,6 +458,23 @@ def test_worker_command_pins_one_gpu_per_process():
         select_gpus("many")
 
 
+def test_gpu_slots_share_the_hosts_cores_for_compile_workers():
+    from kernelopt.worker.dispatch import share_compile_threads
+
+    eight = [{"CUDA_VISIBLE_DEVICES": str(i)} for i in range(8)]
+    shared = share_compile_threads(eight, cpus=128, environ={})
+    assert [s["TORCHINDUCTOR_COMPILE_THREADS"] for s in shared] == ["16"] * 8
+    assert [s["CUDA_VISIBLE_DEVICES"] for s in shared] == [str(i) for i in range(8)]
+    assert share_compile_threads(eight, cpus=4, environ={})[0]["TORCHINDUCTOR_COMPILE_THREADS"] == "1"
+    # the operator's value stands; one slot keeps Inductor's own choice
+    assert share_compile_threads(eight, cpus=128, environ={"TORCHINDUCTOR_COMPILE_THREADS": "4"}) == eight
+    assert share_compile_threads([{"CUDA_VISIBLE_DEVICES": "0"}], cpus=128, environ={}) == [{"CUDA_VISIBLE_DEVICES": "0"}]
+    # the worker command passes a slot's share to its Celery process
+    from kernelopt.cli.worker import worker_specs
+
+    assert worker_specs(shared[:2])[1].env["TORCHINDUCTOR_COMPILE_THREADS"] == "16"
+
+
 def test_kernelopt_worker_command_supervises_and_stops_warm(wsettings, team_id, broker, tmp_path):
     """`kernelopt worker` without a GPU: one CPU Celery worker that runs jobs; SIGTERM stops it cleanly."""
     import os
