@@ -24,7 +24,7 @@ import os
 import socket
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Protocol, runtime_checkable
+from typing import Mapping, Protocol, runtime_checkable
 
 from sqlalchemy import select
 
@@ -225,14 +225,13 @@ def detect_slots(gpus: str | None = None) -> list[dict[str, str]]:
 
 
 def share_compile_threads(slots: list[dict[str, str]], cpus: int | None = None,
-                          environ: dict[str, str] | None = None) -> list[dict[str, str]]:
+                          environ: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """Each slot's share of the host's cores for Inductor's compile workers (TORCHINDUCTOR_COMPILE_THREADS).
 
     Inductor starts one compile worker per core (at most 32) in every process that compiles: with one
     job per GPU, eight jobs compiling at once would each start a worker per core of the whole host. A
     value set by the operator is kept; a single slot keeps Inductor's own choice."""
-    environ = os.environ if environ is None else environ
-    if len(slots) <= 1 or "TORCHINDUCTOR_COMPILE_THREADS" in environ:
+    if len(slots) <= 1 or "TORCHINDUCTOR_COMPILE_THREADS" in (os.environ if environ is None else environ):
         return slots
     cpus = cpus or len(os.sched_getaffinity(0))
     share = str(max(1, cpus // len(slots)))
