@@ -39,7 +39,7 @@ from kernelopt.core.tolerance import Dtype
 from kernelopt.isolation import ChildError, run_in_child
 from kernelopt.isolation.compile_cache import lent
 from kernelopt.pipeline.check import CheckRequest, run_check
-from kernelopt.pipeline.device import probe_device
+from kernelopt.pipeline.device import probe_device, share_compile_threads
 from kernelopt.pipeline.errors import InputError, require_output_dir
 from kernelopt.pipeline.job import run_job
 from kernelopt.pipeline.options import NO_GPU_TIMING, JobOptions, not_measured
@@ -296,6 +296,8 @@ def run_bench(opts: BenchOptions) -> dict:
 
     cache_slot = Path(opts.compile_cache).resolve() if opts.compile_cache else None
 
+    slot_envs = share_compile_threads([{"CUDA_VISIBLE_DEVICES": str(g)} for g in range(n_gpus)]) if info.cuda else []
+
     def worker(gpu: int) -> None:
         while True:
             with lock:
@@ -304,7 +306,7 @@ def run_bench(opts: BenchOptions) -> dict:
                 return
             level = _level(p, root)
             workdir = out / level / p.stem
-            env = {"CUDA_VISIBLE_DEVICES": str(gpu)} if info.cuda else {"TRITON_INTERPRET": "1"}
+            env = slot_envs[gpu] if info.cuda else {"TRITON_INTERPRET": "1"}
             t0 = time.monotonic()
             try:
                 # taken back also from a job killed at its limit: what its compile got through is kept

@@ -1,8 +1,10 @@
 """What the machine offers a job, probed in a child so the caller never touches CUDA."""
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
+from typing import Mapping
 
 from kernelopt.isolation import run_in_child
 
@@ -43,3 +45,18 @@ NO_GPU_MESSAGE = (
     "PyTorch `reference` and `get_inputs`) on the Triton interpreter: correctness is verified, "
     "speed cannot be measured."
 )
+
+
+def share_compile_threads(slots: list[dict[str, str]], cpus: int | None = None,
+                          environ: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """Each slot's share of the host's cores for Inductor's compile workers (TORCHINDUCTOR_COMPILE_THREADS).
+
+    Inductor starts one compile worker per core (at most 32) in every process that compiles: with one
+    job per GPU (service workers, `kernelopt bench`), eight jobs compiling at once would each start a
+    worker per core of the whole host. A value set by the operator is kept; a single slot keeps
+    Inductor's own choice."""
+    if len(slots) <= 1 or "TORCHINDUCTOR_COMPILE_THREADS" in (os.environ if environ is None else environ):
+        return slots
+    cpus = cpus or len(os.sched_getaffinity(0))
+    share = str(max(1, cpus // len(slots)))
+    return [{**slot, "TORCHINDUCTOR_COMPILE_THREADS": share} for slot in slots]

@@ -24,12 +24,12 @@ import os
 import socket
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Mapping, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from sqlalchemy import select
 
 from kernelopt.isolation import ChildError
-from kernelopt.pipeline.device import probe_device
+from kernelopt.pipeline.device import probe_device, share_compile_threads
 from kernelopt.service import job_queries
 from kernelopt.storage.models import QUEUED, Job
 from kernelopt.worker.broker import QUEUE, TASK_NAME, make_celery
@@ -222,20 +222,6 @@ def detect_slots(gpus: str | None = None) -> list[dict[str, str]]:
     """
     ids = select_gpus(gpus)
     return share_compile_threads([{"CUDA_VISIBLE_DEVICES": pin_value(i)} for i in ids] if ids else [{}])
-
-
-def share_compile_threads(slots: list[dict[str, str]], cpus: int | None = None,
-                          environ: Mapping[str, str] | None = None) -> list[dict[str, str]]:
-    """Each slot's share of the host's cores for Inductor's compile workers (TORCHINDUCTOR_COMPILE_THREADS).
-
-    Inductor starts one compile worker per core (at most 32) in every process that compiles: with one
-    job per GPU, eight jobs compiling at once would each start a worker per core of the whole host. A
-    value set by the operator is kept; a single slot keeps Inductor's own choice."""
-    if len(slots) <= 1 or "TORCHINDUCTOR_COMPILE_THREADS" in (os.environ if environ is None else environ):
-        return slots
-    cpus = cpus or len(os.sched_getaffinity(0))
-    share = str(max(1, cpus // len(slots)))
-    return [{**slot, "TORCHINDUCTOR_COMPILE_THREADS": share} for slot in slots]
 
 
 def pin_value(index: int) -> str:

@@ -459,7 +459,7 @@ def test_worker_command_pins_one_gpu_per_process():
 
 
 def test_gpu_slots_share_the_hosts_cores_for_compile_workers():
-    from kernelopt.worker.dispatch import share_compile_threads
+    from kernelopt.pipeline.device import share_compile_threads
 
     eight = [{"CUDA_VISIBLE_DEVICES": str(i)} for i in range(8)]
     shared = share_compile_threads(eight, cpus=128, environ={})
