@@ -34,11 +34,15 @@ log = logging.getLogger("kernelopt.api")
 LEASE_S = 60.0
 KEY = "kernelopt:sse-streams:team:{team_id}"
 
+# Idempotent: a call retried after a timeout whose first run did take the slot finds its token and keeps it.
 _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local n = redis.call('ZCARD', KEYS[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[3]) then
+  return n
+end
 if n >= tonumber(ARGV[1]) then
   return -n
 end

@@ -353,6 +353,23 @@ def test_a_thousand_streams_starting_and_ending_at_once_leave_no_slot_behind(red
     assert redis.Redis.from_url(redis_url).zcard(KEY.format(team_id=team)) == 0
 
 
+def test_taking_a_slot_again_with_the_same_token_keeps_it(redis_url):
+    """A retried acquire (its first run took the slot, its reply timed out) neither fails nor takes two."""
+    import redis
+
+    from kernelopt.api.stream_limit import _ACQUIRE, KEY
+
+    r = redis.Redis.from_url(redis_url)
+    key = KEY.format(team_id=987654324)
+    r.delete(key)
+    take = r.register_script(_ACQUIRE)
+    assert take(keys=[key], args=[1, 60, "tok-a"]) == 1
+    assert take(keys=[key], args=[1, 60, "tok-a"]) == 1  # the retry: the same slot, not "full"
+    assert take(keys=[key], args=[1, 60, "tok-b"]) == -1  # another stream is refused
+    assert r.zcard(key) == 1
+    r.delete(key)
+
+
 def test_an_unreachable_redis_leaves_the_cap_to_this_process_after_a_few_quick_retries(caplog):
     """Redis refusing connections: each stream is counted here, the cap still holds, nothing hangs."""
     from kernelopt.api.stream_limit import StreamsFull, StreamSlots
