@@ -386,7 +386,7 @@ def _compile_pool(_):
 def test_inductors_compile_worker_pool_starts_in_the_sandbox():
     # Without a writable /dev/shm, multiprocessing has no semaphores: Inductor's pool of compile workers never
     # became ready and each kernel of a max-autotune compile was compiled one after another in the child
-    # (an H100's ResNet-18 capture did not finish in 223 s).
+    # (likely why an H100's ResNet-18 capture did not finish in 223 s; the effect on a GPU is not yet measured).
     assert run_in_child(_compile_pool, None, timeout_s=150, read_only=TESTS) > 0
 
 
