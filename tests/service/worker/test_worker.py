@@ -123,7 +123,7 @@ def test_kernel_job_runs_to_succeeded_with_artifacts(wsettings, team_id, start_w
     elapsed = time.monotonic() - t0
 
     assert seen[0] == "queued" and "running" in seen and seen[-1] == "succeeded", seen
-    # well inside its 150 s budget: 20-60 s on 2-core machines, up to 76 s on a slow one with the suite beside it
+    # well inside its 150 s budget: under 60 s in earlier runs, 76 s on a slow 2-core machine with the suite beside it
     assert elapsed < 100, f"a single-kernel job took {elapsed:.0f} s"
     assert job.outcome == "fallback" and job.cause.startswith("no-gpu"), (job.outcome, job.cause)
     # Nothing timed on the interpreter is recorded as a speed.
