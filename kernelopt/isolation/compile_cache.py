@@ -2,7 +2,8 @@
 
 Inductor and Triton cache what compiling a model costs: autotune timings per shape and
 device, compiled kernels (`TORCHINDUCTOR_CACHE_DIR`, `TRITON_CACHE_DIR`; the capture takes
-no whole graphs from Inductor's FX graph cache: `compiled.capture`). The sandbox points both into the job's scratch (`<workdir>/.cache`,
+no whole graphs from Inductor's FX graph cache: `compiled.capture`). The sandbox points both
+into the job's scratch (`<workdir>/.cache`,
 `isolation.sandbox.child_environment`), and a job ends by deleting them, so a team that
 submits the same network again pays its whole max-autotune compile again (minutes for a
 ResNet at batch 10 on an H100). A *slot* keeps them between jobs:

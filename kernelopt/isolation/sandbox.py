@@ -386,10 +386,11 @@ def bwrap_argv(c: Confinement, bwrap: str, host_sys: bool = False) -> list[str]:
     # own and writable by its uid (sticky, like the host's): Python's multiprocessing makes its semaphores in
     # /dev/shm, and without them Inductor's pool of compile workers never starts and every kernel of a
     # max-autotune compile is compiled one after another in the child.
-    argv += ["--proc", "/proc", "--dev", "/dev", "--size", str(c.tmp_bytes), "--perms", "1777", "--tmpfs", "/dev/shm",
-             "--size", str(c.tmp_bytes), "--perms", "1777", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    for tmpfs in ("/dev/shm", "/tmp"):
+        argv += ["--size", str(c.tmp_bytes), "--perms", "1777", "--tmpfs", tmpfs]
+        made.add(tmpfs)
     seen.update(("/proc", "/dev"))
-    made.update(("/tmp", "/dev/shm"))
     if host_sys:
         argv += ["--ro-bind", "/sys", "/sys"]
         seen.add("/sys")
