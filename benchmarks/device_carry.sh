@@ -5,7 +5,8 @@
 #
 # - .gpu-in/*.deb: bubblewrap and libcap2 (the sandbox; the GPU image has no bwrap);
 # - .whl/: the `llm` generator's client (openai and its dependencies) as cp312 manylinux wheels, at the
-#   versions this checkout's .venv runs (the GPU image's python is 3.12 and has no registry);
+#   versions this checkout's .venv runs (the GPU image's python is 3.12 and has no registry), and cuDNN's
+#   frontend (benchmarks/conv_cudnn_fusion.py);
 # - .gpu-helion/: helion and what it imports (cp312 wheels, 50 MB), installed into the machine's python where
 #   carried: carry it instead of .whl for Helion runs (the tree, .whl and it pass the 64 MiB a call carries);
 # - .gpu-in/setup.sh, sourced first on the machine: unpacks them and puts the llm wheels on PYTHONPATH.
@@ -23,6 +24,12 @@ pins=$(.venv/bin/python -m pip freeze 2>/dev/null | grep -iE '^(openai|pydantic|
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl $pins 2>&1 | grep -v '^WARNING' || true
+# cuDNN's frontend (benchmarks/conv_cudnn_fusion.py, kernels/conv_epilogue.py): its pybind build, which finds the
+# libcudnn torch has loaded. Pinned: 1.23 ran fused convolution graphs on the H200 (issue 35); later ones import
+# cutlass-dsl and cuda-python at graph build.
+python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
+  -d .whl "nvidia-cudnn-frontend==${CUDNN_FRONTEND_FOR_GPU:-1.23.0}" 2>&1 | grep -v '^WARNING' || true
 # Helion (issue 38) and what it imports, for Helion kernel files: installed into the GPU machine's own python (not
 # PYTHONPATH), so the jobs' sandboxed children, whose PYTHONPATH is the checkout, import it too. numpy and torch are
 # the GPU image's.

@@ -1,0 +1,184 @@
+"""cuDNN's fused convolution + pointwise epilogue against Inductor's code for the same region (issue 35, item 3a).
+
+    python -m benchmarks.conv_cudnn_fusion benchmarks/problems/level2/*conv*.py \
+        benchmarks/problems/level3/17_efficientnet_b0.py --out runs/cudnn-fusion [--budget-s 400]
+
+For every problem, the ATen graph the capture hands Inductor is read (its transform hook stops the capture
+before anything compiles), and each convolution's pointwise region (rewrite/conv_epilogue.py) is timed, once
+per distinct description and shape, side by side in one process (do_bench medians, 5 interleaved rounds):
+
+- `inductor`: the region alone, `torch.compile`d in the baseline's mode (max-autotune-no-cudagraphs) from its
+  reference (kernels/conv_epilogue.py) on the input in the model's own NCHW layout: the convolution call and
+  Inductor's epilogue kernel, with whatever layout copies Inductor adds — what the baseline runs for it;
+- `cudnn nchw->nchw`, `cudnn cl->cl`, `cudnn cl->nchw`: the whole region as one cuDNN frontend graph
+  (`CudnnConvEpilogue`), input and output in NCHW or channels-last; a graph cuDNN refuses is a row with its
+  reason. `cl->cl` is what a network kept channels-last end to end would pay; the others include no layout
+  copy, which a single-convolution model would add.
+
+`err64` is max |out − out64| / max |out64| against the reference in float64; the baseline's own is printed beside
+it. The convolutions compute in the caller's math mode (PyTorch's default: cuDNN TF32). Regions of a model that
+cuDNN cannot hold (a BatchNorm in training mode reads the convolution's output twice) are counted, with why.
+Writes `<out>/cudnn_fusion.json` and `<out>/cudnn_fusion.md`. Needs a GPU and `nvidia-cudnn-frontend`
+(benchmarks/device_carry.sh carries the wheel).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+from kernelopt.compiled.capture import CaptureRequest, TransformStopped, capture_model, inductor_mode_options
+from kernelopt.core.timing import bench_interleaved
+from kernelopt.kernels.conv_epilogue import ConvEpilogue, CudnnConvEpilogue, NotSupportedByCudnn, reference
+from kernelopt.rewrite.conv_epilogue import ConvRegion, conv_regions
+from kernelopt.rewrite.fx import val
+
+LAYOUTS = {"cudnn nchw->nchw": ("contiguous", "contiguous"), "cudnn cl->cl": ("channels_last", "channels_last"),
+           "cudnn cl->nchw": ("channels_last", "contiguous")}
+
+
+def graph_regions(problem: Path, device: str = "cuda") -> list[tuple[ConvRegion, dict]]:
+    """The problem's regions, each with the shapes of its convolution's operands and its external tensors."""
+    found: dict = {}
+
+    def stop(gm) -> None:
+        nodes = {n.name: n for n in gm.graph.nodes}
+        found["regions"] = []
+        for r in conv_regions(gm):
+            conv = nodes[r.conv]
+            shapes = {"x": list(val(conv.args[0]).shape), "w": list(val(conv.args[1]).shape),
+                      "operands": [list(val(nodes[o]).shape) for o in r.operand_nodes]}
+            found["regions"].append((r, shapes))
+        raise TransformStopped(None)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            capture_model(CaptureRequest(str(problem), tmp, "fp32", device, context_timing=False), transform=stop)
+        except TransformStopped:
+            pass
+    return found.get("regions", [])
+
+
+def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
+    if layout == "contiguous":
+        return t.contiguous()
+    return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+
+
+def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda") -> dict:
+    g = torch.Generator(device="cpu").manual_seed(0)
+    x64 = torch.randn(shapes["x"], generator=g, dtype=torch.float64)
+    fan_in = math.prod(shapes["w"][1:]) if not e.conv.transposed else math.prod(shapes["w"][2:]) * shapes["w"][0]
+    w64 = torch.randn(shapes["w"], generator=g, dtype=torch.float64) / fan_in ** 0.5
+    b64 = torch.randn(shapes["w"][1 if e.conv.transposed else 0] * (e.conv.groups if e.conv.transposed else 1),
+                      generator=g, dtype=torch.float64) if e.conv.bias else None
+    ops64 = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes["operands"]]
+    cuda = {"x": x64.float().to(device), "w": w64.float().to(device),
+            "b": None if b64 is None else b64.float().to(device), "ops": [o.float().to(device) for o in ops64]}
+    ref64 = reference(e, x64.to(device), w64.to(device), None if b64 is None else b64.to(device),
+                      [o.to(device) for o in ops64])
+    scale = max(float(ref64.abs().max()), 1e-30)
+
+    def err(out: torch.Tensor) -> float:
+        return float((out.double() - ref64).abs().max()) / scale
+
+    compiled = torch.compile(lambda x, w, b, *o: reference(e, x, w, b, o), options=inductor_mode_options(),
+                             fullgraph=True, dynamic=False)
+    fns = {"inductor": lambda: compiled(cuda["x"], cuda["w"], cuda["b"], *cuda["ops"])}
+    row: dict = {"errors": {}, "err64": {"inductor": err(fns["inductor"]())}}
+    for name, (lin, lout) in LAYOUTS.items():
+        if device != "cuda":
+            row["errors"][name] = "cuDNN needs a CUDA device"
+            continue
+        x, w = _layout(cuda["x"], lin), _layout(cuda["w"], lin)
+        try:
+            fused = CudnnConvEpilogue(e, x, w, cuda["b"], cuda["ops"], out_layout=lout)
+        except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
+            row["errors"][name] = f"{type(exc).__name__}: {str(exc)[:400]}"
+            continue
+        out = torch.empty_strided(fused.out_shape, fused.out_stride, device=device)
+
+        def run(fused=fused, x=x, w=w, out=out):
+            return fused(x, w, cuda["b"], cuda["ops"], out=out)
+        row["err64"][name] = err(run())
+        fns[name] = run
+    timing = bench_interleaved(fns, rounds=5)
+    row["ms"] = {k: round(v, 4) for k, v in timing.median_ms.items()}
+    row["noise_pct"] = {k: round(v, 2) for k, v in timing.noise_pct.items()}
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("problems", nargs="+")
+    ap.add_argument("--out", default="runs/cudnn-fusion")
+    ap.add_argument("--budget-s", type=float, default=400.0)
+    ap.add_argument("--device", default="cuda", help="cpu: a smoke run (Inductor's side only, no cuDNN)")
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    rows: list[dict] = []
+    seen: set[str] = set()
+    for p in args.problems:
+        problem = Path(p)
+        if time.monotonic() - t0 > args.budget_s:
+            rows.append({"problem": problem.name, "skipped": "past the budget"})
+            continue
+        try:
+            regions = graph_regions(problem, args.device)
+        except Exception as exc:  # a problem that does not trace is a row, not the end of the run
+            rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
+            continue
+        unfusable: dict[str, int] = {}
+        for r, shapes in regions:
+            if not r.fusable or r.epilogue is None:
+                unfusable[r.reason] = unfusable.get(r.reason, 0) + 1
+                continue
+            key = json.dumps([r.epilogue.to_dict(), shapes], sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            row = {"problem": problem.name, "region": r.epilogue.summary(), "shapes": shapes}
+            try:
+                row.update(time_region(r.epilogue, shapes, args.device))
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"[:600]
+                row["traceback"] = traceback.format_exc()[-3000:]
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "traceback"}), flush=True)
+        if unfusable:
+            rows.append({"problem": problem.name, "not_fusable": unfusable})
+        device = torch.cuda.get_device_name() if args.device == "cuda" else args.device
+        (out / "cudnn_fusion.json").write_text(json.dumps({"device": device,
+                                                           "torch": torch.__version__, "rows": rows}, indent=1))
+    (out / "cudnn_fusion.md").write_text(markdown(rows))
+    print(markdown(rows))
+    return 0
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| problem | region | variant | ms | x inductor | err64 |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        if "ms" not in r:
+            what = r.get("error") or r.get("skipped") or "; ".join(f"{n}x {why}" for why, n in
+                                                                 (r.get("not_fusable") or {}).items())
+            lines.append(f"| {r['problem']} | {r.get('region', '-')} | - | - | - | {what} |")
+            continue
+        base = r["ms"]["inductor"]
+        for name, ms in r["ms"].items():
+            lines.append(f"| {r['problem']} | {r['region']} | {name} | {ms:.4f} | {base / ms:.3f} | "
+                         f"{r['err64'].get(name, float('nan')):.2e} |")
+        for name, why in r.get("errors", {}).items():
+            lines.append(f"| {r['problem']} | {r['region']} | {name} | - | - | refused: {why[:160]} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,324 @@
+"""A convolution with a pointwise epilogue: its description, its reference, and the cuDNN graph that fuses it.
+
+`ConvEpilogue` is plain data (JSON): the convolution's parameters, the shapes of the external tensors the
+epilogue reads (a bias, a per-channel scale), and the epilogue as steps, each an op over earlier values
+(`Ref`: the convolution's output, an earlier step, an external tensor, a number). rewrite/conv_epilogue.py reads
+one out of the ATen graph.
+
+- `reference(e, x, w, b, operands)` computes it with torch's own ops, in the order the graph does: on float64
+  inputs it is the exact value the graph computes, and on any device it is what a fused call is compared with.
+- `CudnnConvEpilogue(e, x, w, b, operands, out_layout)` builds the cuDNN frontend operation graph
+  (`conv_fprop`/`conv_dgrad → bias → pointwise chain`) for those tensors' shapes and strides, with cuDNN's
+  heuristics' plans, and runs it (`__call__`). It needs a GPU and `nvidia-cudnn-frontend` (imported only here,
+  only when built): the rest of this file imports torch alone.
+
+Math: the convolution computes in the caller's mode — TF32 where `torch.backends.cudnn.allow_tf32` is on
+(PyTorch's default, what the baseline's cuDNN call ran in), else IEEE fp32 — and the epilogue in fp32, as
+Inductor's Triton epilogue does.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence
+
+import torch
+
+#: the epilogue's ops: name -> arity (a `where` reads a mask and two values)
+POINTWISE: dict[str, int] = {
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "pow": 2,
+    "gt": 2, "lt": 2, "ge": 2, "le": 2, "where": 3,
+    "relu": 1, "sigmoid": 1, "tanh": 1, "exp": 1, "log": 1, "log1p": 1, "erf": 1, "neg": 1, "abs": 1,
+    "sqrt": 1, "rsqrt": 1, "reciprocal": 1, "gelu": 1, "silu": 1, "leaky_relu": 1,
+}
+
+
+@dataclass(frozen=True)
+class Ref:
+    kind: str  # conv | step | operand | const
+    index: int = 0
+    value: float = 0.0
+
+    @staticmethod
+    def conv() -> "Ref":
+        return Ref("conv")
+
+    @staticmethod
+    def step(i: int) -> "Ref":
+        return Ref("step", i)
+
+    @staticmethod
+    def operand(i: int) -> "Ref":
+        return Ref("operand", i)
+
+    @staticmethod
+    def const(v: float) -> "Ref":
+        return Ref("const", value=v)
+
+
+@dataclass
+class Step:
+    op: str
+    args: list[Ref]
+    attrs: dict = field(default_factory=dict)
+
+
+@dataclass
+class ConvParams:
+    stride: list[int]
+    padding: list[int]
+    dilation: list[int]
+    transposed: bool
+    output_padding: list[int]
+    groups: int
+    bias: bool
+
+
+@dataclass
+class ConvEpilogue:
+    conv: ConvParams
+    operand_shapes: list[list[int]]
+    steps: list[Step]
+    dims: int  # spatial dims: 1, 2 or 3
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConvEpilogue":
+        steps = [Step(s["op"], [Ref(**r) for r in s["args"]], dict(s.get("attrs") or {})) for s in d["steps"]]
+        return cls(ConvParams(**d["conv"]), [list(s) for s in d["operand_shapes"]], steps, int(d["dims"]))
+
+    def summary(self) -> str:
+        """One line: the convolution and its steps, e.g. `conv2d(s1,p1,g8) -> sub -> exp -> log1p -> ...`."""
+        c = self.conv
+        kind = "conv_transpose" if c.transposed else "conv"
+        head = f"{kind}{self.dims}d(s{_short(c.stride)},p{_short(c.padding)},g{c.groups}{',bias' if c.bias else ''})"
+        return " -> ".join([head] + [s.op for s in self.steps])
+
+
+def _short(v: Sequence[int]) -> str:
+    return str(v[0]) if len(set(v)) == 1 else "x".join(map(str, v))
+
+
+# --------------------------------------------------------------------------- the reference
+
+def convolution(e: ConvEpilogue, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor]) -> torch.Tensor:
+    c = e.conv
+    return torch.ops.aten.convolution(x, w, b if c.bias else None, c.stride, c.padding, c.dilation, c.transposed,
+                                      c.output_padding, c.groups)
+
+
+def reference(e: ConvEpilogue, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+              operands: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The region's value, with torch's ops in the graph's order (exactly the graph's value in float64)."""
+    return run_steps(e, convolution(e, x, w, b), operands)
+
+
+def run_steps(e: ConvEpilogue, y: torch.Tensor, operands: Sequence[torch.Tensor]) -> torch.Tensor:
+    aten = torch.ops.aten
+    values: list[Any] = []
+
+    def get(r: Ref) -> Any:
+        return {"conv": lambda: y, "step": lambda: values[r.index], "operand": lambda: operands[r.index],
+                "const": lambda: r.value}[r.kind]()
+
+    unary: dict[str, Any] = {"relu": aten.relu, "sigmoid": aten.sigmoid, "tanh": aten.tanh, "exp": aten.exp, "log": aten.log,
+             "log1p": aten.log1p, "erf": aten.erf, "neg": aten.neg, "abs": aten.abs, "sqrt": aten.sqrt,
+             "rsqrt": aten.rsqrt, "reciprocal": aten.reciprocal, "silu": aten.silu}
+    for s in e.steps:
+        a = [get(r) for r in s.args]
+        if s.op in unary:
+            v = unary[s.op](a[0])
+        elif s.op == "gelu":
+            v = aten.gelu(a[0], approximate=s.attrs.get("approximate", "none"))
+        elif s.op == "leaky_relu":
+            v = aten.leaky_relu(a[0], s.attrs.get("negative_slope", 0.01))
+        elif s.op in ("add", "sub", "mul", "div"):
+            v = _binary(s.op, a[0], a[1])
+        elif s.op in ("max", "min"):
+            v = _extremum(s.op, a[0], a[1])
+        elif s.op in ("gt", "lt", "ge", "le"):
+            v = getattr(torch, s.op)(a[0], a[1])
+        elif s.op == "where":
+            v = torch.where(a[0], a[1], a[2])
+        elif s.op == "pow":
+            v = torch.pow(a[0], a[1])
+        else:
+            raise ValueError(f"unknown epilogue op {s.op!r}")
+        values.append(v)
+    return values[-1] if values else y
+
+
+def _binary(op: str, a: Any, b: Any) -> Any:
+    f: Any = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}[op]
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return f(a, b)
+    return f(torch.tensor(a), b)
+
+
+def _extremum(op: str, a: Any, b: Any) -> Any:
+    if not isinstance(b, torch.Tensor):  # clamp_min / clamp_max by a number
+        return torch.clamp_min(a, b) if op == "max" else torch.clamp_max(a, b)
+    if not isinstance(a, torch.Tensor):
+        a, b = b, a
+        if not isinstance(b, torch.Tensor):
+            return max(a, b) if op == "max" else min(a, b)
+        return torch.clamp_min(a, b) if op == "max" else torch.clamp_max(a, b)
+    return torch.maximum(a, b) if op == "max" else torch.minimum(a, b)
+
+
+def random_operands(e: ConvEpilogue, like: torch.Tensor, seed: int = 0) -> list[torch.Tensor]:
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    return [torch.randn(s, generator=g, dtype=torch.float64).to(like) for s in e.operand_shapes]
+
+
+# --------------------------------------------------------------------------- cuDNN
+
+class NotSupportedByCudnn(Exception):
+    """cuDNN's frontend would not build this graph for these tensors (the reason is its message)."""
+
+
+class CudnnConvEpilogue:
+    """The region as one cuDNN operation graph, built for the given tensors' shapes, strides and dtype.
+
+    `out_layout`: "channels_last" (what cuDNN's fused engines run on) or "contiguous" (the model's own NCHW:
+    the graph is then asked to write it, and cuDNN may refuse). The bias is added in the graph as a
+    per-channel `bias` node; constants are passed by value.
+    """
+
+    def __init__(self, e: ConvEpilogue, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                 operands: Sequence[torch.Tensor], out_layout: str = "channels_last"):
+        import cudnn  # nvidia-cudnn-frontend: only where a fused call is built
+
+        self.e, self.cudnn = e, cudnn
+        dt = _cudnn_dtype(cudnn, x.dtype)
+        self.handle = cudnn.create_handle()
+        cudnn.set_stream(handle=self.handle, stream=torch.cuda.current_stream().cuda_stream)
+        g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT, handle=self.handle)
+        c = e.conv
+        X = g.tensor(name="X", dim=list(x.shape), stride=list(x.stride()), data_type=dt)
+        W = g.tensor(name="W", dim=list(w.shape), stride=list(w.stride()), data_type=dt)
+        self.inputs: list[tuple[Any, str, int]] = [(X, "x", 0), (W, "w", 0)]
+        out_shape = tuple(convolution(e, x.to("meta"), w.to("meta"), None).shape)
+        if c.transposed:
+            if c.groups != 1:
+                raise NotSupportedByCudnn("a grouped transposed convolution (conv_dgrad takes groups = 1)")
+            Y = g.conv_dgrad(loss=X, filter=W, padding=c.padding, stride=c.stride, dilation=c.dilation,
+                             compute_data_type=cudnn.data_type.FLOAT)
+            Y.set_dim(list(out_shape))
+        else:
+            Y = g.conv_fprop(image=X, weight=W, padding=c.padding, stride=c.stride, dilation=c.dilation,
+                             compute_data_type=cudnn.data_type.FLOAT)
+        if c.bias:
+            assert b is not None
+            bview = b.reshape([1, -1] + [1] * e.dims)
+            B = g.tensor(name="B", dim=list(bview.shape), stride=list(bview.stride()), data_type=dt)
+            self.inputs.append((B, "b", 0))
+            Y = g.bias(input=Y, bias=B)
+        values: list[Any] = []
+        ops_in: list[Any] = []
+        for i, o in enumerate(operands):
+            o = o.reshape([1] * (len(out_shape) - o.dim()) + list(o.shape))
+            T = g.tensor(name=f"O{i}", dim=list(o.shape), stride=list(o.stride()), data_type=dt)
+            self.inputs.append((T, "operand", i))
+            ops_in.append(T)
+
+        self.scalars: list[tuple[Any, torch.Tensor]] = []  # pass-by-value constants and their host values
+
+        def const(v: float) -> Any:
+            T = g.tensor(name=f"C{len(self.scalars)}", dim=[1] * len(out_shape), stride=[1] * len(out_shape),
+                         is_pass_by_value=True, data_type=cudnn.data_type.FLOAT)
+            self.scalars.append((T, torch.full([1] * len(out_shape), float(v), dtype=torch.float32)))
+            return T
+
+        def get(r: Ref) -> Any:
+            return {"conv": lambda: Y, "step": lambda: values[r.index], "operand": lambda: ops_in[r.index],
+                    "const": lambda: const(r.value)}[r.kind]()
+
+        for s in e.steps:
+            values.append(_cudnn_step(g, const, s, [get(r) for r in s.args], [r.kind == "const" for r in s.args]))
+        out = values[-1] if values else Y
+        self.out_shape = out_shape
+        self.out_layout = out_layout
+        self.out_stride = _strides(out_shape, out_layout)
+        out.set_output(True).set_data_type(dt).set_dim(list(out_shape)).set_stride(list(self.out_stride))
+        self.out = out
+        try:
+            g.validate()
+            g.build_operation_graph()
+            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+            g.check_support()
+            g.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
+        except Exception as exc:  # cudnnGraphNotSupportedError, RuntimeError: the frontend's own words
+            raise NotSupportedByCudnn(f"{type(exc).__name__}: {exc}") from exc
+        self.graph = g
+        self.workspace = torch.empty(g.get_workspace_size(), device=x.device, dtype=torch.uint8)
+
+    def __call__(self, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+                 operands: Sequence[torch.Tensor], out: Optional[torch.Tensor] = None) -> torch.Tensor:
+        if out is None:
+            out = torch.empty_strided(self.out_shape, self.out_stride, dtype=x.dtype, device=x.device)
+        pack: dict[Any, torch.Tensor] = {self.out: out}
+        for t, role, i in self.inputs:
+            if role == "x":
+                pack[t] = x
+            elif role == "w":
+                pack[t] = w
+            elif role == "b":
+                assert b is not None
+                pack[t] = b.reshape([1, -1] + [1] * self.e.dims)
+            else:
+                o = operands[i]
+                pack[t] = o.reshape([1] * (len(self.out_shape) - o.dim()) + list(o.shape))
+        pack.update(self.scalars)
+        self.graph.execute(pack, self.workspace, handle=self.handle)
+        return out
+
+
+def _strides(shape: Sequence[int], layout: str) -> tuple[int, ...]:
+    if layout == "contiguous":
+        return tuple(torch.empty(shape, device="meta").stride())
+    fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
+    return tuple(torch.empty(shape, device="meta").to(memory_format=fmt).stride())
+
+
+def _cudnn_dtype(cudnn: Any, dtype: torch.dtype) -> Any:
+    return {torch.float32: cudnn.data_type.FLOAT, torch.float16: cudnn.data_type.HALF,
+            torch.bfloat16: cudnn.data_type.BFLOAT16}[dtype]
+
+
+def _cudnn_step(g: Any, const: Any, s: Step, a: list[Any], is_const: list[bool]) -> Any:
+    """One step as cuDNN pointwise nodes. Numbers arrive as pass-by-value tensors (`const`); where the number
+    comes first, the op is rewritten so the tensor does (cuDNN broadcasts its second operand)."""
+    op = s.op
+    if op in ("add", "sub", "mul", "div") and is_const[0] and not is_const[1]:
+        if op in ("add", "mul"):
+            a = [a[1], a[0]]
+        elif op == "sub":  # c - t = (-t) + c
+            return g.add(a=g.neg(input=a[1]), b=a[0])
+        else:  # c / t = reciprocal(t) * c
+            return g.mul(a=g.reciprocal(input=a[1]), b=a[0])
+    if op in ("add", "sub", "mul", "div"):
+        return getattr(g, op)(a=a[0], b=a[1])
+    if op in ("max", "min"):
+        if is_const[0]:
+            a = [a[1], a[0]]
+        return getattr(g, op)(input0=a[0], input1=a[1])
+    if op in ("gt", "lt", "ge", "le"):
+        return getattr(g, f"cmp_{op}")(input=a[0], comparison=a[1])
+    if op == "where":
+        return g.binary_select(input0=a[1], input1=a[2], mask=a[0])
+    if op == "pow":
+        return g.pow(input0=a[0], input1=a[1])
+    if op == "log1p":  # cuDNN has no log1p: log(1 + t) (less exact where t is tiny; Gate 3 judges it)
+        return g.log(input=g.add(a=a[0], b=const(1.0)))
+    if op == "silu":
+        return g.swish(input=a[0])
+    if op == "gelu":
+        return g.gelu(input=a[0]) if s.attrs.get("approximate", "none") == "none" else g.gelu_approx_tanh(input=a[0])
+    if op == "leaky_relu":
+        return g.leaky_relu(input=a[0], negative_slope=float(s.attrs.get("negative_slope", 0.01)))
+    if op in ("relu", "sigmoid", "tanh", "exp", "log", "erf", "neg", "abs", "sqrt", "rsqrt", "reciprocal"):
+        return getattr(g, op)(input=a[0])
+    raise NotSupportedByCudnn(f"no cuDNN pointwise op for {op!r}")
