@@ -35,16 +35,24 @@ import torch
 
 from kernelopt.compiled.capture import CaptureRequest, TransformStopped, capture_model, inductor_mode_options
 from kernelopt.core.timing import bench_interleaved
-from kernelopt.kernels.conv_epilogue import ConvEpilogue, CudnnConvEpilogue, NotSupportedByCudnn, reference
+from kernelopt.kernels.conv_epilogue import (
+    ConvEpilogue,
+    CudnnConvEpilogue,
+    CudnnConvGenstats,
+    NotSupportedByCudnn,
+    bn_apply,
+    reference,
+)
 from kernelopt.rewrite.conv_epilogue import ConvRegion, conv_regions
-from kernelopt.rewrite.fx import val
+from kernelopt.rewrite.fx import aten, val
 
 LAYOUTS = {"cudnn nchw->nchw": ("contiguous", "contiguous"), "cudnn cl->cl": ("channels_last", "channels_last"),
            "cudnn cl->nchw": ("channels_last", "contiguous")}
 
 
-def graph_regions(problem: Path, device: str = "cuda") -> list[tuple[ConvRegion, dict]]:
-    """The problem's regions, each with the shapes of its convolution's operands and its external tensors."""
+def graph_regions(problem: Path, device: str = "cuda") -> tuple[list[tuple[ConvRegion, dict]], list[dict]]:
+    """The problem's regions, each with the shapes of its convolution's operands and its external tensors; and
+    its convolutions whose output a training-mode BatchNorm normalizes (`var_mean` over every dim but 1)."""
     found: dict = {}
 
     def stop(gm) -> None:
@@ -55,6 +63,7 @@ def graph_regions(problem: Path, device: str = "cuda") -> list[tuple[ConvRegion,
             shapes = {"x": list(val(conv.args[0]).shape), "w": list(val(conv.args[1]).shape),
                       "operands": [list(val(nodes[o]).shape) for o in r.operand_nodes]}
             found["regions"].append((r, shapes))
+        found["bn"] = [bn for n in gm.graph.nodes if (bn := _bn_conv(n)) is not None]
         raise TransformStopped(None)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -62,7 +71,122 @@ def graph_regions(problem: Path, device: str = "cuda") -> list[tuple[ConvRegion,
             capture_model(CaptureRequest(str(problem), tmp, "fp32", device, context_timing=False), transform=stop)
         except TransformStopped:
             pass
-    return found.get("regions", [])
+    return found.get("regions", []), found.get("bn", [])
+
+
+def _bn_conv(n) -> dict | None:
+    """A forward convolution read by a training-mode BatchNorm's statistics: its shapes and parameters."""
+    if n.op != "call_function" or n.target is not aten.convolution.default or val(n) is None:
+        return None
+    x, w, bias, stride, padding, dilation, transposed, _, groups = n.args
+    rank = val(n).dim()
+    stats = [u for u in n.users if u.target is aten.var_mean.correction
+             and sorted(u.args[1]) == [0] + list(range(2, rank)) and u.kwargs.get("correction") == 0]
+    if transposed or not stats:
+        return None
+    return {"x": list(val(x).shape), "w": list(val(w).shape), "stride": list(stride), "padding": list(padding),
+            "dilation": list(dilation), "groups": int(groups), "conv_bias": bias is not None}
+
+
+def time_bn(c: dict, device: str = "cuda", eps: float = 1e-5) -> dict:
+    """conv → BatchNorm (training mode) → ReLU at one convolution's shapes, channels-last as a network runs it:
+
+    - `inductor`: the three compiled together from the activation (the baseline's kernels for one layer);
+    - `cudnn genstats + apply`: cuDNN's conv → genstats graph, then the normalization and ReLU compiled;
+    - `cudnn bn-relu prologue + genstats + finalize`: the same layer as a network chain would run it — the
+      previous layer's BatchNorm and ReLU applied as the convolution reads that layer's raw output (per-channel
+      scale and bias, computed from its statistics by a small compiled finalize), this layer's statistics
+      out. It reads the previous raw output, not the activation: the activation is never written.
+    """
+    g = torch.Generator(device="cpu").manual_seed(0)
+    cl = _layout
+    x_raw64 = torch.randn(c["x"], generator=g, dtype=torch.float64) * 2 + 0.5  # the previous layer's raw output
+    w64 = torch.randn(c["w"], generator=g, dtype=torch.float64) / math.prod(c["w"][1:]) ** 0.5
+    k = c["w"][0]
+    gamma64 = 1 + 0.1 * torch.randn(k, generator=g, dtype=torch.float64)
+    beta64 = 0.1 * torch.randn(k, generator=g, dtype=torch.float64)
+    cin = c["x"][1]
+    prev_scale64 = 1 + 0.1 * torch.randn(cin, generator=g, dtype=torch.float64)
+    prev_bias64 = 0.1 * torch.randn(cin, generator=g, dtype=torch.float64)
+    view = [1, -1] + [1] * (len(c["x"]) - 2)
+    act64 = torch.relu(x_raw64 * prev_scale64.view(view) + prev_bias64.view(view))
+    conv_args = (c["stride"], c["padding"], c["dilation"], False, [0] * (len(c["x"]) - 2), c["groups"])
+
+    def layer(act, w, gamma, beta):
+        y = aten.convolution(act, w, None, *conv_args)
+        return torch.relu(torch.nn.functional.batch_norm(y, None, None, gamma, beta, training=True, eps=eps))
+
+    ref64 = layer(act64.to(device), w64.to(device), gamma64.to(device), beta64.to(device))
+    scale = max(float(ref64.abs().max()), 1e-30)
+    f32 = {k_: cl(v.float().to(device), "channels_last") if v.dim() > 1 else v.float().to(device)
+           for k_, v in {"x_raw": x_raw64, "act": act64, "w": w64, "gamma": gamma64, "beta": beta64,
+                         "prev_scale": prev_scale64, "prev_bias": prev_bias64}.items()}
+
+    def err(out: torch.Tensor) -> float:
+        return float((out.double() - ref64).abs().max()) / scale
+
+    opts = inductor_mode_options()
+    compiled = torch.compile(layer, options=opts, fullgraph=True, dynamic=False)
+    fns = {"inductor": lambda: compiled(f32["act"], f32["w"], f32["gamma"], f32["beta"])}
+    row: dict = {"errors": {}, "err64": {"inductor": err(fns["inductor"]())}}
+    if device == "cuda":
+        apply = torch.compile(lambda y, s, sq, ga, be: bn_apply(y, s, sq, ga, be, eps, relu=True), options=opts,
+                              fullgraph=True, dynamic=False)
+        finalize = torch.compile(_finalize, options=opts, fullgraph=True, dynamic=False)
+        try:
+            plain = CudnnConvGenstats(f32["act"], f32["w"], c["stride"], c["padding"], c["dilation"], c["groups"])
+
+            def genstats_apply():
+                y, s, sq = plain(f32["act"], f32["w"])
+                return apply(y, s, sq, f32["gamma"], f32["beta"])
+            row["err64"]["cudnn genstats + apply"] = err(genstats_apply())
+            fns["cudnn genstats + apply"] = genstats_apply
+        except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
+            row["errors"]["cudnn genstats + apply"] = f"{type(exc).__name__}: {str(exc)[:400]}"
+        try:
+            chained = CudnnConvGenstats(f32["x_raw"], f32["w"], c["stride"], c["padding"], c["dilation"],
+                                        c["groups"], prologue=True)
+            n_prev = math.prod(c["x"]) // cin
+            prev_sum, prev_sq = (x_raw64.sum([0] + list(range(2, len(c["x"])))),
+                                 (x_raw64 ** 2).sum([0] + list(range(2, len(c["x"])))))
+            prev = {"sum": prev_sum.float().to(device), "sq": prev_sq.float().to(device)}
+
+            def chain_layer():
+                sc, bi = finalize(prev["sum"], prev["sq"], n_prev, f32["prev_scale"], f32["prev_bias"])
+                return chained(f32["x_raw"], f32["w"], sc, bi)
+            fns["cudnn bn-relu prologue + genstats + finalize"] = chain_layer
+            # its value: this layer's BatchNorm-ReLU of y, from the statistics it wrote (checked, not timed)
+            y, s, sq = chain_layer()
+            chained_ref = _chained_reference(x_raw64, prev_sum, prev_sq, n_prev, prev_scale64, prev_bias64, w64,
+                                             conv_args, device)
+            row["err64"]["cudnn bn-relu prologue + genstats + finalize"] = float(
+                (bn_apply(y, s, sq, f32["gamma"], f32["beta"], eps, relu=True).double()
+                 - layer(chained_ref.to(device), w64.to(device), gamma64.to(device), beta64.to(device))).abs().max()
+            ) / scale
+        except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
+            row["errors"]["cudnn bn-relu prologue + genstats + finalize"] = f"{type(exc).__name__}: {str(exc)[:400]}"
+    else:
+        row["errors"] = {k_: "cuDNN needs a CUDA device" for k_ in
+                         ("cudnn genstats + apply", "cudnn bn-relu prologue + genstats + finalize")}
+    timing = bench_interleaved(fns, rounds=5)
+    row["ms"] = {k_: round(v, 4) for k_, v in timing.median_ms.items()}
+    row["noise_pct"] = {k_: round(v, 2) for k_, v in timing.noise_pct.items()}
+    return row
+
+
+def _finalize(total, sq_total, n: int, gamma, beta, eps: float = 1e-5):
+    """The per-channel scale and bias of a training-mode BatchNorm from its statistics' sums."""
+    mean = total / n
+    var = (sq_total / n - mean * mean).clamp_min(0)
+    scale = gamma * torch.rsqrt(var + eps)
+    return scale, beta - mean * scale
+
+
+def _chained_reference(x_raw64, total, sq_total, n, gamma, beta, w64, conv_args, device):
+    """The activation the chained layer convolves, in float64: the previous BatchNorm-ReLU of its raw output."""
+    sc, bi = _finalize(total, sq_total, n, gamma, beta)
+    view = [1, -1] + [1] * (x_raw64.dim() - 2)
+    return torch.relu(x_raw64 * sc.view(view) + bi.view(view))
 
 
 def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
@@ -132,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append({"problem": problem.name, "skipped": "past the budget"})
             continue
         try:
-            regions = graph_regions(problem, args.device)
+            regions, bn_convs = graph_regions(problem, args.device)
         except Exception as exc:  # a problem that does not trace is a row, not the end of the run
             rows.append({"problem": problem.name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"})
             continue
@@ -155,12 +279,31 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({k: v for k, v in row.items() if k != "traceback"}), flush=True)
         if unfusable:
             rows.append({"problem": problem.name, "not_fusable": unfusable})
+        for c in bn_convs:
+            key = json.dumps(c, sort_keys=True)
+            if key in seen or time.monotonic() - t0 > args.budget_s:
+                continue
+            seen.add(key)
+            row = {"problem": problem.name, "region": _bn_summary(c), "shapes": c}
+            try:
+                row.update(time_bn(c, args.device))
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"[:600]
+                row["traceback"] = traceback.format_exc()[-3000:]
+            rows.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "traceback"}), flush=True)
         device = torch.cuda.get_device_name() if args.device == "cuda" else args.device
         (out / "cudnn_fusion.json").write_text(json.dumps({"device": device,
                                                            "torch": torch.__version__, "rows": rows}, indent=1))
     (out / "cudnn_fusion.md").write_text(markdown(rows))
     print(markdown(rows))
     return 0
+
+
+def _bn_summary(c: dict) -> str:
+    k = "x".join(map(str, c["w"][2:]))
+    return (f"conv{len(c['x']) - 2}d {c['x'][1]}->{c['w'][0]} k{k} s{c['stride'][0]} g{c['groups']} "
+            f"@{'x'.join(map(str, c['x'][2:]))} -> BN(train) -> ReLU")
 
 
 def markdown(rows: list[dict]) -> str:

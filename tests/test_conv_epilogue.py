@@ -198,15 +198,18 @@ def get_init_inputs():
 
 
 def test_the_fusion_benchmark_times_each_region_and_counts_what_cudnn_cannot_hold(tmp_path):
-    """Its CPU smoke mode: the capture's graph read, Inductor's side timed, cuDNN's rows saying why not."""
+    """Its CPU smoke mode: the capture's graph read, Inductor's side timed (a pointwise region, and a
+    convolution a training-mode BatchNorm reads), cuDNN's rows saying why not."""
     from benchmarks.conv_cudnn_fusion import main
 
     problem = tmp_path / "tiny.py"
     problem.write_text(TINY)
     assert main([str(problem), "--device", "cpu", "--out", str(tmp_path / "out")]) == 0
     rows = json.loads((tmp_path / "out" / "cudnn_fusion.json").read_text())["rows"]
-    [timed] = [r for r in rows if "ms" in r]
+    timed, bn = [r for r in rows if "ms" in r]
     assert timed["region"].startswith("conv2d(s1,p1,g1,bias) -> sub -> exp -> log1p")
+    assert bn["region"] == "conv2d 8->8 k3x3 s1 g1 @12x12 -> BN(train) -> ReLU"
+    assert bn["ms"]["inductor"] > 0 and bn["err64"]["inductor"] < 1e-5 and len(bn["errors"]) == 2
     assert timed["ms"]["inductor"] > 0 and timed["err64"]["inductor"] < 1e-5
     assert set(timed["errors"]) == {"cudnn nchw->nchw", "cudnn cl->cl", "cudnn cl->nchw"}
     [held_out] = [r for r in rows if "not_fusable" in r]

@@ -322,3 +322,99 @@ def _cudnn_step(g: Any, const: Any, s: Step, a: list[Any], is_const: list[bool])
     if op in ("relu", "sigmoid", "tanh", "exp", "log", "erf", "neg", "abs", "sqrt", "rsqrt", "reciprocal"):
         return getattr(g, op)(input=a[0])
     raise NotSupportedByCudnn(f"no cuDNN pointwise op for {op!r}")
+
+
+# --------------------------------------------------------------------------- convolution + BatchNorm statistics
+
+def batch_stats_reference(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-channel sum and sum of squares of `y` over every dim but 1 (what cuDNN's `genstats` writes)."""
+    dims = [0] + list(range(2, y.dim()))
+    return y.sum(dims), (y * y).sum(dims)
+
+
+def bn_apply(y: torch.Tensor, total: torch.Tensor, sq_total: torch.Tensor, gamma: torch.Tensor,
+             beta: torch.Tensor, eps: float, relu: bool) -> torch.Tensor:
+    """A training-mode BatchNorm (biased variance) from the statistics' sums, then an optional ReLU."""
+    n = y.numel() // y.shape[1]
+    shape = [1, -1] + [1] * (y.dim() - 2)
+    mean = total / n
+    var = (sq_total / n - mean * mean).clamp_min(0)
+    out = (y - mean.view(shape)) * (torch.rsqrt(var + eps) * gamma).view(shape) + beta.view(shape)
+    return torch.relu(out) if relu else out
+
+
+class CudnnConvGenstats:
+    """`y = conv(act(x))` and y's per-channel sum and sum of squares, as one cuDNN graph (`conv_fprop →
+    genstats`), on channels-last operands.
+
+    With `prologue`, act(x) = relu(x · scale + bias) per channel: the previous layer's BatchNorm and ReLU
+    applied as the convolution reads its raw output, so a network's conv → BN(train) → ReLU → conv chain
+    writes and reads each convolution's output once (cuDNN's ConvBNfprop pattern). Without it, act(x) = x.
+    """
+
+    def __init__(self, x: torch.Tensor, w: torch.Tensor, stride: Sequence[int], padding: Sequence[int],
+                 dilation: Sequence[int], groups: int = 1, prologue: bool = False):
+        import cudnn  # nvidia-cudnn-frontend: only where a fused call is built
+
+        dt = _cudnn_dtype(cudnn, x.dtype)
+        self.handle = cudnn.create_handle()
+        cudnn.set_stream(handle=self.handle, stream=torch.cuda.current_stream().cuda_stream)
+        g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                          compute_data_type=cudnn.data_type.FLOAT, handle=self.handle)
+        X = g.tensor(name="X", dim=list(x.shape), stride=list(x.stride()), data_type=dt)
+        W = g.tensor(name="W", dim=list(w.shape), stride=list(w.stride()), data_type=dt)
+        self.tensors: dict[str, Any] = {"x": X, "w": W}
+        inp = X
+        if prologue:
+            c = x.shape[1]
+            per_channel = torch.empty([1, c] + [1] * (x.dim() - 2), device="meta")
+            per_channel = _channels_last(per_channel)
+            for name in ("scale", "bias"):
+                self.tensors[name] = g.tensor(name=name, dim=list(per_channel.shape),
+                                              stride=list(per_channel.stride()), data_type=dt)
+            inp = g.relu(input=g.bias(input=g.scale(input=X, scale=self.tensors["scale"]),
+                                      bias=self.tensors["bias"]))
+        Y = g.conv_fprop(image=inp, weight=W, padding=list(padding), stride=list(stride), dilation=list(dilation),
+                         compute_data_type=cudnn.data_type.FLOAT)
+        self.out_shape = tuple(torch.ops.aten.convolution(torch.empty(x.shape, device="meta"),
+                                                          torch.empty(w.shape, device="meta"), None, list(stride),
+                                                          list(padding), list(dilation), False,
+                                                          [0] * (x.dim() - 2), groups).shape)
+        self.out_stride = _strides(self.out_shape, "channels_last")
+        Y.set_output(True).set_data_type(dt).set_dim(list(self.out_shape)).set_stride(list(self.out_stride))
+        total, sq_total = g.genstats(input=Y)
+        stats = _channels_last(torch.empty([1, self.out_shape[1]] + [1] * (x.dim() - 2), device="meta"))
+        for t in (total, sq_total):
+            t.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
+                list(stats.stride()))
+        self.tensors.update(y=Y, sum=total, sq_sum=sq_total)
+        self.stats_shape = tuple(stats.shape)
+        try:
+            g.validate()
+            g.build_operation_graph()
+            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+            g.check_support()
+            g.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
+        except Exception as exc:
+            raise NotSupportedByCudnn(f"{type(exc).__name__}: {exc}") from exc
+        self.graph = g
+        self.workspace = torch.empty(g.get_workspace_size(), device=x.device, dtype=torch.uint8)
+
+    def __call__(self, x: torch.Tensor, w: torch.Tensor, scale: Optional[torch.Tensor] = None,
+                 bias: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        y = torch.empty_strided(self.out_shape, self.out_stride, dtype=x.dtype, device=x.device)
+        total = torch.empty(self.stats_shape, dtype=torch.float32, device=x.device)
+        sq_total = torch.empty(self.stats_shape, dtype=torch.float32, device=x.device)
+        pack = {self.tensors["x"]: x, self.tensors["w"]: w, self.tensors["y"]: y, self.tensors["sum"]: total,
+                self.tensors["sq_sum"]: sq_total}
+        if "scale" in self.tensors:
+            assert scale is not None and bias is not None
+            shape = [1, -1] + [1] * (x.dim() - 2)
+            pack[self.tensors["scale"]] = _channels_last(scale.reshape(shape))
+            pack[self.tensors["bias"]] = _channels_last(bias.reshape(shape))
+        self.graph.execute(pack, self.workspace, handle=self.handle)
+        return y, total.flatten(), sq_total.flatten()
+
+
+def _channels_last(t: torch.Tensor) -> torch.Tensor:
+    return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
