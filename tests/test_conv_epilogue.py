@@ -215,3 +215,51 @@ def test_the_fusion_benchmark_times_each_region_and_counts_what_cudnn_cannot_hol
     [held_out] = [r for r in rows if "not_fusable" in r]
     assert held_out["not_fusable"] == {"the convolution's output is read by more than its epilogue": 1}
     assert "| tiny.py | conv2d" in (tmp_path / "out" / "cudnn_fusion.md").read_text()
+
+
+def _frontend():
+    return pytest.importorskip("cudnn", reason="nvidia-cudnn-frontend is not installed (device_carry.sh carries it)")
+
+
+@pytest.mark.gpu
+def test_cudnns_fused_region_computes_the_description():
+    """The fused graph of a bias + branching epilogue on channels-last operands (what cuDNN's fused engines
+    take) against the description's reference (fp32, TF32 off for both: the comparison is of the epilogue, not
+    of TF32 rounding). Other layouts cuDNN may refuse: the benchmark records that as a row."""
+    from kernelopt.kernels.conv_epilogue import CudnnConvEpilogue
+
+    _frontend()
+    conv = nn.Conv2d(16, 32, 3, padding=1)
+    gm_model = Wrap(lambda m, x: F.mish(m[0](x) - 0.5) * 2.0, conv)
+    gm, _ = trace(gm_model, [torch.randn(2, 16, 12, 12)])
+    [r] = conv_regions(gm)
+    x = torch.randn(4, 16, 20, 20, device="cuda")
+    w = torch.randn(32, 16, 3, 3, device="cuda") / 12
+    b = torch.randn(32, device="cuda")
+    xl, wl = x.contiguous(memory_format=torch.channels_last), w.contiguous(memory_format=torch.channels_last)
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        expected = reference(r.epilogue, x, w, b, [])
+        got = CudnnConvEpilogue(r.epilogue, xl, wl, b, [], out_layout="channels_last")(xl, wl, b, [])
+    assert got.shape == expected.shape
+    torch.testing.assert_close(got, expected, rtol=1e-2, atol=1e-2)  # loose enough for a TF32 engine
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("prologue", [False, True])
+def test_cudnns_conv_genstats_writes_the_output_and_its_channel_sums(prologue):
+    from kernelopt.kernels.conv_epilogue import CudnnConvGenstats, batch_stats_reference
+
+    _frontend()
+    cl = torch.channels_last
+    x = (torch.randn(4, 16, 20, 20, device="cuda") + 0.3).contiguous(memory_format=cl)
+    w = (torch.randn(32, 16, 3, 3, device="cuda") / 12).contiguous(memory_format=cl)
+    scale, bias = torch.rand(16, device="cuda") + 0.5, torch.randn(16, device="cuda") * 0.1
+    act = torch.relu(x * scale.view(1, -1, 1, 1) + bias.view(1, -1, 1, 1)) if prologue else x
+    with torch.backends.cudnn.flags(allow_tf32=False):
+        y_expected = F.conv2d(act, w, padding=1)
+        fused = CudnnConvGenstats(x, w, [1, 1], [1, 1], [1, 1], prologue=prologue)
+        y, total, sq_total = fused(x, w, scale, bias) if prologue else fused(x, w)
+    s_expected, sq_expected = batch_stats_reference(y_expected)
+    torch.testing.assert_close(y, y_expected, rtol=1e-2, atol=1e-2)  # loose enough for a TF32 engine
+    torch.testing.assert_close(total, s_expected, rtol=1e-2, atol=float(s_expected.abs().max()) * 1e-3)
+    torch.testing.assert_close(sq_total, sq_expected, rtol=1e-2, atol=float(sq_expected.abs().max()) * 1e-3)
