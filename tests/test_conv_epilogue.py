@@ -122,6 +122,14 @@ def test_mish_and_hardswish_decompose_into_regions_that_branch_and_join():
     assert r.fusable and r.epilogue.conv.transposed and r.epilogue.dims == 3
 
 
+def test_powers_clamps_and_activations_with_parameters_are_evaluated_as_the_graph_does():
+    conv = nn.Conv1d(3, 5, 3, stride=2, dilation=2)
+    fn = Wrap(lambda m, x: (lambda y: F.leaky_relu(y, 0.2) ** 2 + F.gelu(y, approximate="tanh")
+                            + torch.clamp(F.silu(y), -0.5, 0.5) + torch.maximum(y, torch.sigmoid(y)))(m[0](x)), conv)
+    [r] = check_regions(fn, [torch.randn(2, 3, 17)])
+    assert r.fusable and r.epilogue.dims == 1 and {"pow", "max", "min"} <= set(ops(r))
+
+
 def test_a_convolution_read_elsewhere_or_reduced_has_no_region():
     conv = nn.Conv2d(3, 4, 3)
     first, second = check_regions(Wrap(lambda m, x: (F.relu(m[0](x)), m[0](x).sum()), conv), [torch.randn(1, 3, 6, 6)])

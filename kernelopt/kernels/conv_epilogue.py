@@ -157,19 +157,11 @@ def _binary(op: str, a: Any, b: Any) -> Any:
 
 
 def _extremum(op: str, a: Any, b: Any) -> Any:
+    if not isinstance(a, torch.Tensor):  # a number first: max and min are symmetric
+        a, b = b, a
     if not isinstance(b, torch.Tensor):  # clamp_min / clamp_max by a number
         return torch.clamp_min(a, b) if op == "max" else torch.clamp_max(a, b)
-    if not isinstance(a, torch.Tensor):
-        a, b = b, a
-        if not isinstance(b, torch.Tensor):
-            return max(a, b) if op == "max" else min(a, b)
-        return torch.clamp_min(a, b) if op == "max" else torch.clamp_max(a, b)
     return torch.maximum(a, b) if op == "max" else torch.minimum(a, b)
-
-
-def random_operands(e: ConvEpilogue, like: torch.Tensor, seed: int = 0) -> list[torch.Tensor]:
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    return [torch.randn(s, generator=g, dtype=torch.float64).to(like) for s in e.operand_shapes]
 
 
 # --------------------------------------------------------------------------- cuDNN

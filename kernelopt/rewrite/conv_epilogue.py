@@ -25,7 +25,7 @@ from torch.fx import GraphModule, Node
 from kernelopt.kernels.conv_epilogue import POINTWISE, ConvEpilogue, ConvParams, Ref, Step
 from kernelopt.rewrite.fx import aten, depends_on, float_convolution, is_number, shape, val
 
-#: ATen op -> (the description's op, how its non-tensor arguments are read)
+#: the ATen ops a region may hold -> the description's op
 _OPS: dict[Any, str] = {
     aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul", aten.div.Tensor: "div",
     aten.relu.default: "relu", aten.sigmoid.default: "sigmoid", aten.tanh.default: "tanh",
@@ -148,8 +148,10 @@ def describe(conv: Node, body: list[Node]) -> tuple[ConvEpilogue, list[Node]]:
             operands.append(a)
             index[a] = Ref.operand(len(operands) - 1)
             return index[a]
-        if is_number(a) or isinstance(a, bool):
+        if isinstance(a, bool):
             return Ref.const(float(a))
+        if is_number(a):  # an int stays an int: `pow(t, 2)` is computed as the graph computes it
+            return Ref.const(a)
         raise Unsupported(f"an argument {a!r} is neither a tensor nor a number")
 
     for n in body:
