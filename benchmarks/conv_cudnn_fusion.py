@@ -4,11 +4,11 @@
         benchmarks/problems/level3/17_efficientnet_b0.py --out runs/cudnn-fusion [--budget-s 400]
 
 For every problem, the ATen graph the capture hands Inductor is read (its transform hook stops the capture
-before anything compiles), and each convolution's pointwise region (rewrite/conv_epilogue.py) is timed, once
+before anything compiles), and each convolution's pointwise region (rewrite/conv_regions.py) is timed, once
 per distinct description and shape, side by side in one process (do_bench medians, 5 interleaved rounds):
 
 - `inductor`: the region alone, `torch.compile`d in the baseline's mode (max-autotune-no-cudagraphs) from its
-  reference (kernels/conv_epilogue.py) on the input in the model's own NCHW layout: the convolution call and
+  reference (rewrite/conv_epilogue.py) on the input in the model's own NCHW layout: the convolution call and
   Inductor's epilogue kernel, with whatever layout copies Inductor adds — what the baseline runs for it;
 - `cudnn nchw->nchw`, `cudnn cl->cl`, `cudnn cl->nchw`: the whole region as one cuDNN frontend graph
   (`CudnnConvEpilogue`), input and output in NCHW or channels-last; a graph cuDNN refuses is a row with its
@@ -35,15 +35,9 @@ import torch
 
 from kernelopt.compiled.capture import CaptureRequest, TransformStopped, capture_model, inductor_mode_options
 from kernelopt.core.timing import bench_interleaved
-from kernelopt.kernels.conv_epilogue import (
-    ConvEpilogue,
-    CudnnConvEpilogue,
-    CudnnConvGenstats,
-    NotSupportedByCudnn,
-    bn_apply,
-    reference,
-)
-from kernelopt.rewrite.conv_epilogue import ConvRegion, conv_regions
+from kernelopt.kernels.cudnn_fused import CudnnConvEpilogue, CudnnConvGenstats, NotSupportedByCudnn, bn_apply
+from kernelopt.rewrite.conv_epilogue import ConvEpilogue, reference
+from kernelopt.rewrite.conv_regions import ConvRegion, conv_regions
 from kernelopt.rewrite.fx import aten, val
 
 LAYOUTS = {"cudnn nchw->nchw": ("contiguous", "contiguous"), "cudnn cl->cl": ("channels_last", "channels_last"),

@@ -24,7 +24,7 @@ pins=$(.venv/bin/python -m pip freeze 2>/dev/null | grep -iE '^(openai|pydantic|
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
   -d .whl $pins 2>&1 | grep -v '^WARNING' || true
-# cuDNN's frontend (benchmarks/conv_cudnn_fusion.py, kernels/conv_epilogue.py): its pybind build, which finds the
+# cuDNN's frontend (benchmarks/conv_cudnn_fusion.py, kernels/cudnn_fused.py): its pybind build, which finds the
 # libcudnn torch has loaded. Pinned: 1.23 ran fused convolution graphs on the H200 (issue 35); later ones import
 # cutlass-dsl and cuda-python at graph build.
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \

@@ -1,4 +1,5 @@
-"""Convolution epilogue regions (rewrite/conv_epilogue.py) and their description (kernels/conv_epilogue.py).
+"""Convolution epilogue regions (rewrite/conv_regions.py), their description (rewrite/conv_epilogue.py) and
+cuDNN's fused calls of them (kernels/cudnn_fused.py, on a GPU).
 
 A region's description is what a fused cuDNN call is built from and what its output is compared with: each
 test traces a model to the ATen graph Inductor receives (Inductor's decompositions, fake tensors), finds the
@@ -19,8 +20,8 @@ from torch.func import functional_call, functionalize
 from torch.fx import Interpreter
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from kernelopt.kernels.conv_epilogue import ConvEpilogue, reference
-from kernelopt.rewrite.conv_epilogue import conv_regions
+from kernelopt.rewrite.conv_epilogue import ConvEpilogue, reference
+from kernelopt.rewrite.conv_regions import conv_regions
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -234,7 +235,7 @@ def test_cudnns_fused_region_computes_the_description():
     """The fused graph of a bias + branching epilogue on channels-last operands (what cuDNN's fused engines
     take) against the description's reference (fp32, TF32 off for both: the comparison is of the epilogue, not
     of TF32 rounding). Other layouts cuDNN may refuse: the benchmark records that as a row."""
-    from kernelopt.kernels.conv_epilogue import CudnnConvEpilogue
+    from kernelopt.kernels.cudnn_fused import CudnnConvEpilogue
 
     _frontend()
     conv = nn.Conv2d(16, 32, 3, padding=1)
@@ -255,7 +256,7 @@ def test_cudnns_fused_region_computes_the_description():
 @pytest.mark.gpu
 @pytest.mark.parametrize("prologue", [False, True])
 def test_cudnns_conv_genstats_writes_the_output_and_its_channel_sums(prologue):
-    from kernelopt.kernels.conv_epilogue import CudnnConvGenstats, batch_stats_reference
+    from kernelopt.kernels.cudnn_fused import CudnnConvGenstats, batch_stats_reference
 
     _frontend()
     cl = torch.channels_last

@@ -1,174 +1,156 @@
-"""A convolution and the pointwise operations after it, read from the ATen graph as one fusable region.
+"""A convolution with a pointwise epilogue as plain data, and its reference.
 
-Inductor runs a convolution as a library call (cuDNN) and every operation after it as Triton kernels that read
-the convolution's whole output back from memory. cuDNN can run a convolution with a pointwise chain fused into
-its epilogue (the cuDNN frontend's operation graphs: `conv_fprop → bias → add/mul/relu/tanh/…`). What such a
-fused call must compute is found here, in the graph Inductor receives: `conv_regions(gm)` lists, per
-convolution, the largest set of pointwise nodes after it that
+`ConvEpilogue` (JSON-able) holds the convolution's parameters, the shapes of the external tensors the epilogue
+reads (a bias, a per-channel scale), and the epilogue as steps, each an op over earlier values (`Ref`: the
+convolution's output, an earlier step, an external tensor, a number). rewrite/conv_regions.py reads one out
+of the ATen graph; kernels/cudnn_fused.py builds it as one cuDNN call.
 
-- read only the convolution, each other, numbers and tensors computed without it (a bias, a per-channel scale:
-  any shape that broadcasts to the convolution's output without growing it);
-- compute values of the convolution's shape (no reduction, pool or view in between);
-- hand one value on: only the region's last node is read outside it.
-
-A region is described by a `ConvEpilogue` (kernels/conv_epilogue.py): plain data, the form a fused call is built
-from and the form its reference evaluates. A region the description cannot hold is left out, with the reason.
-Nothing is rewritten here: `benchmarks/conv_cudnn_fusion.py` times what cuDNN makes of each region.
+`reference(e, x, w, b, operands)` computes it with torch's own ops, in the order the graph does: on float64
+inputs it is exactly the value the graph computes, and on any device it is what a fused call is compared with.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence
 
-from torch.fx import GraphModule, Node
+import torch
 
-from kernelopt.kernels.conv_epilogue import POINTWISE, ConvEpilogue, ConvParams, Ref, Step
-from kernelopt.rewrite.fx import aten, depends_on, float_convolution, is_number, shape, val
-
-#: the ATen ops a region may hold -> the description's op
-_OPS: dict[Any, str] = {
-    aten.add.Tensor: "add", aten.sub.Tensor: "sub", aten.mul.Tensor: "mul", aten.div.Tensor: "div",
-    aten.relu.default: "relu", aten.sigmoid.default: "sigmoid", aten.tanh.default: "tanh",
-    aten.exp.default: "exp", aten.log.default: "log", aten.log1p.default: "log1p", aten.erf.default: "erf",
-    aten.neg.default: "neg", aten.abs.default: "abs", aten.sqrt.default: "sqrt", aten.rsqrt.default: "rsqrt",
-    aten.reciprocal.default: "reciprocal", aten.clamp_min.default: "max", aten.clamp_max.default: "min",
-    aten.maximum.default: "max", aten.minimum.default: "min", aten.gt.Scalar: "gt", aten.lt.Scalar: "lt",
-    aten.ge.Scalar: "ge", aten.le.Scalar: "le", aten.gt.Tensor: "gt", aten.lt.Tensor: "lt",
-    aten.where.self: "where", aten.gelu.default: "gelu", aten.silu.default: "silu",
-    aten.leaky_relu.default: "leaky_relu", aten.pow.Tensor_Scalar: "pow",
+#: the epilogue's ops: name -> arity (a `where` reads a mask and two values)
+POINTWISE: dict[str, int] = {
+    "add": 2, "sub": 2, "mul": 2, "div": 2, "max": 2, "min": 2, "pow": 2,
+    "gt": 2, "lt": 2, "ge": 2, "le": 2, "where": 3,
+    "relu": 1, "sigmoid": 1, "tanh": 1, "exp": 1, "log": 1, "log1p": 1, "erf": 1, "neg": 1, "abs": 1,
+    "sqrt": 1, "rsqrt": 1, "reciprocal": 1, "gelu": 1, "silu": 1, "leaky_relu": 1,
 }
-assert set(_OPS.values()) <= set(POINTWISE), "every op read here is one the description evaluates"
+
+
+@dataclass(frozen=True)
+class Ref:
+    kind: str  # conv | step | operand | const
+    index: int = 0
+    value: float = 0.0
+
+    @staticmethod
+    def conv() -> "Ref":
+        return Ref("conv")
+
+    @staticmethod
+    def step(i: int) -> "Ref":
+        return Ref("step", i)
+
+    @staticmethod
+    def operand(i: int) -> "Ref":
+        return Ref("operand", i)
+
+    @staticmethod
+    def const(v: float) -> "Ref":
+        return Ref("const", value=v)
 
 
 @dataclass
-class ConvRegion:
-    conv: str  # the convolution node's name
-    nodes: list[str]  # the region's pointwise nodes, in graph order; the last is its output
-    epilogue: Optional[ConvEpilogue]  # None where it could not be described
-    operand_nodes: list[str] = field(default_factory=list)  # the external tensors, in the description's order
-    reason: str = ""  # why there is no description, or why the region stops where it does
-
-    @property
-    def fusable(self) -> bool:
-        return self.epilogue is not None and bool(self.epilogue.steps)
+class Step:
+    op: str
+    args: list[Ref]
+    attrs: dict = field(default_factory=dict)
 
 
-def conv_regions(gm: GraphModule) -> list[ConvRegion]:
-    """Every floating-point convolution of `gm` with the pointwise region after it, in graph order."""
-    order = {n: i for i, n in enumerate(gm.graph.nodes)}
-    return [_region(n, order) for n in gm.graph.nodes
-            if n.op == "call_function" and float_convolution(n) is not None]
+@dataclass
+class ConvParams:
+    stride: list[int]
+    padding: list[int]
+    dilation: list[int]
+    transposed: bool
+    output_padding: list[int]
+    groups: int
+    bias: bool
 
 
-def _region(conv: Node, order: dict[Node, int]) -> ConvRegion:
-    out_shape = shape(conv)
-    region: list[Node] = [conv]
-    members = {conv}
-    frontier = sorted(conv.users, key=order.__getitem__)
-    while frontier:
-        n = frontier.pop(0)
-        if n in members or not _joins(n, members, conv, out_shape):
-            continue
-        members.add(n)
-        region.append(n)
-        frontier = sorted(set(frontier) | {u for u in n.users if u not in members}, key=order.__getitem__)
-    region.sort(key=order.__getitem__)
-    # the longest prefix (in graph order) whose only value read outside it is its last node's
-    keep = len(region)
-    while keep > 1 and _outside_readers(region[:keep]) != [region[keep - 1]]:
-        keep -= 1
-    body = region[1:keep]
-    dropped = len(region) - keep
-    if not body:
-        why = ("the convolution's output is read by more than its epilogue" if len(conv.users) > 1 else
-               "no pointwise operation follows the convolution")
-        return ConvRegion(conv.name, [], None, reason=why)
-    try:
-        epilogue, operands = describe(conv, body)
-    except Unsupported as exc:
-        return ConvRegion(conv.name, [n.name for n in body], None, reason=str(exc))
-    note = f"{dropped} more pointwise node(s) are read elsewhere as well: the region stops before them" if dropped else ""
-    return ConvRegion(conv.name, [n.name for n in body], epilogue, [o.name for o in operands], reason=note)
+@dataclass
+class ConvEpilogue:
+    conv: ConvParams
+    operand_shapes: list[list[int]]
+    steps: list[Step]
+    dims: int  # spatial dims: 1, 2 or 3
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConvEpilogue":
+        steps = [Step(s["op"], [Ref(**r) for r in s["args"]], dict(s.get("attrs") or {})) for s in d["steps"]]
+        return cls(ConvParams(**d["conv"]), [list(s) for s in d["operand_shapes"]], steps, int(d["dims"]))
+
+    def summary(self) -> str:
+        """One line: the convolution and its steps, e.g. `conv2d(s1,p1,g8) -> sub -> exp -> log1p -> ...`."""
+        c = self.conv
+        kind = "conv_transpose" if c.transposed else "conv"
+        head = f"{kind}{self.dims}d(s{_short(c.stride)},p{_short(c.padding)},g{c.groups}{',bias' if c.bias else ''})"
+        return " -> ".join([head] + [s.op for s in self.steps])
 
 
-def _joins(n: Node, members: set[Node], conv: Node, out_shape: tuple[int, ...]) -> bool:
-    if n.op != "call_function" or n.target not in _OPS or val(n) is None:
-        return False
-    if tuple(val(n).shape) != out_shape:
-        return False
-    for a in n.all_input_nodes:
-        if a in members:
-            continue
-        if depends_on(a, conv) or val(a) is None or not _broadcasts(tuple(val(a).shape), out_shape):
-            return False
-    return True
+def _short(v: Sequence[int]) -> str:
+    return str(v[0]) if len(set(v)) == 1 else "x".join(map(str, v))
 
 
-def _broadcasts(s: tuple[int, ...], out: tuple[int, ...]) -> bool:
-    if len(s) > len(out):
-        return False
-    tail = out[len(out) - len(s):]
-    return all(a in (1, b) for a, b in zip(s, tail, strict=True))
+# --------------------------------------------------------------------------- the reference
+
+def convolution(e: ConvEpilogue, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor]) -> torch.Tensor:
+    c = e.conv
+    return torch.ops.aten.convolution(x, w, b if c.bias else None, c.stride, c.padding, c.dilation, c.transposed,
+                                      c.output_padding, c.groups)
 
 
-def _number(a: Any) -> float:
-    if not is_number(a):
-        raise Unsupported(f"{a!r} is not a number")
-    return float(a)
+def reference(e: ConvEpilogue, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
+              operands: Sequence[torch.Tensor]) -> torch.Tensor:
+    """The region's value, with torch's ops in the graph's order (exactly the graph's value in float64)."""
+    return run_steps(e, convolution(e, x, w, b), operands)
 
 
-def _outside_readers(nodes: list[Node]) -> list[Node]:
-    inside = set(nodes)
-    return [n for n in nodes if any(u not in inside for u in n.users)]
+def run_steps(e: ConvEpilogue, y: torch.Tensor, operands: Sequence[torch.Tensor]) -> torch.Tensor:
+    aten = torch.ops.aten
+    values: list[Any] = []
 
+    def get(r: Ref) -> Any:
+        return {"conv": lambda: y, "step": lambda: values[r.index], "operand": lambda: operands[r.index],
+                "const": lambda: r.value}[r.kind]()
 
-class Unsupported(Exception):
-    pass
-
-
-def describe(conv: Node, body: list[Node]) -> tuple[ConvEpilogue, list[Node]]:
-    """The region's description, and its external tensors in the description's order."""
-    args = float_convolution(conv)
-    if args is None:
-        raise Unsupported(f"{conv.name} is not a floating-point convolution")
-    x, w, bias, stride, padding, dilation, transposed, output_padding, groups = args
-    params = ConvParams(stride=list(stride), padding=list(padding), dilation=list(dilation),
-                        transposed=bool(transposed), output_padding=list(output_padding), groups=int(groups),
-                        bias=bias is not None)
-    index = {conv: Ref.conv()}
-    operands: list[Node] = []
-    steps: list[Step] = []
-
-    def ref(a: Any) -> Ref:
-        if isinstance(a, Node):
-            if a in index:
-                return index[a]
-            if val(a) is not None and val(a).dim() == 0:
-                raise Unsupported(f"{a.name} is a 0-dim tensor operand (its value is not known when the call is built)")
-            operands.append(a)
-            index[a] = Ref.operand(len(operands) - 1)
-            return index[a]
-        if isinstance(a, bool):
-            return Ref.const(float(a))
-        if is_number(a):  # an int stays an int: `pow(t, 2)` is computed as the graph computes it
-            return Ref.const(a)
-        raise Unsupported(f"an argument {a!r} is neither a tensor nor a number")
-
-    for n in body:
-        op = _OPS[n.target]
-        kw = dict(n.kwargs)
-        if op == "gelu":
-            args, attrs = [ref(n.args[0])], {"approximate": kw.get("approximate", "none")}
-        elif op == "leaky_relu":
-            args, attrs = [ref(n.args[0])], {"negative_slope": _number(n.args[1]) if len(n.args) > 1 else 0.01}
-        elif op in ("add", "sub") and "alpha" in kw and kw["alpha"] != 1:
-            raise Unsupported(f"{n.name}: {op} with alpha={kw['alpha']}")
+    unary: dict[str, Any] = {"relu": aten.relu, "sigmoid": aten.sigmoid, "tanh": aten.tanh, "exp": aten.exp, "log": aten.log,
+             "log1p": aten.log1p, "erf": aten.erf, "neg": aten.neg, "abs": aten.abs, "sqrt": aten.sqrt,
+             "rsqrt": aten.rsqrt, "reciprocal": aten.reciprocal, "silu": aten.silu}
+    for s in e.steps:
+        a = [get(r) for r in s.args]
+        if s.op in unary:
+            v = unary[s.op](a[0])
+        elif s.op == "gelu":
+            v = aten.gelu(a[0], approximate=s.attrs.get("approximate", "none"))
+        elif s.op == "leaky_relu":
+            v = aten.leaky_relu(a[0], s.attrs.get("negative_slope", 0.01))
+        elif s.op in ("add", "sub", "mul", "div"):
+            v = _binary(s.op, a[0], a[1])
+        elif s.op in ("max", "min"):
+            v = _extremum(s.op, a[0], a[1])
+        elif s.op in ("gt", "lt", "ge", "le"):
+            v = getattr(torch, s.op)(a[0], a[1])
+        elif s.op == "where":
+            v = torch.where(a[0], a[1], a[2])
+        elif s.op == "pow":
+            v = torch.pow(a[0], a[1])
         else:
-            if kw and op not in ("add", "sub"):
-                raise Unsupported(f"{n.name}: keyword arguments {sorted(kw)}")
-            args, attrs = [ref(a) for a in n.args], {}
-        steps.append(Step(op, args, attrs))
-        index[n] = Ref.step(len(steps) - 1)
-    epilogue = ConvEpilogue(conv=params, operand_shapes=[list(shape(o)) for o in operands], steps=steps,
-                            dims=len(shape(conv)) - 2)
-    return epilogue, operands
+            raise ValueError(f"unknown epilogue op {s.op!r}")
+        values.append(v)
+    return values[-1] if values else y
+
+
+def _binary(op: str, a: Any, b: Any) -> Any:
+    f: Any = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div}[op]
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return f(a, b)
+    return f(torch.tensor(a), b)
+
+
+def _extremum(op: str, a: Any, b: Any) -> Any:
+    if not isinstance(a, torch.Tensor):  # a number first: max and min are symmetric
+        a, b = b, a
+    if not isinstance(b, torch.Tensor):  # clamp_min / clamp_max by a number
+        return torch.clamp_min(a, b) if op == "max" else torch.clamp_max(a, b)
+    return torch.maximum(a, b) if op == "max" else torch.minimum(a, b)
