@@ -22,18 +22,9 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 from kernelopt.rewrite.conv_epilogue import ConvEpilogue, reference
 from kernelopt.rewrite.conv_regions import conv_regions
+from tests.test_graph_rewrites import Wrap
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-class Wrap(nn.Module):
-    def __init__(self, fn, *mods):
-        super().__init__()
-        self.fn = fn
-        self.m = nn.ModuleList(mods)
-
-    def forward(self, *x):
-        return self.fn(self.m, *x)
 
 
 class Recording(Interpreter):

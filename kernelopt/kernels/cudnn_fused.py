@@ -37,12 +37,9 @@ class CudnnConvEpilogue:
                  operands: Sequence[torch.Tensor], out_layout: str = "channels_last"):
         import cudnn  # nvidia-cudnn-frontend: only where a fused call is built
 
-        self.e, self.cudnn = e, cudnn
+        self.e = e
         dt = _cudnn_dtype(cudnn, x.dtype)
-        self.handle = cudnn.create_handle()
-        cudnn.set_stream(handle=self.handle, stream=torch.cuda.current_stream().cuda_stream)
-        g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
-                          compute_data_type=cudnn.data_type.FLOAT, handle=self.handle)
+        self.handle, g = _new_graph(cudnn, dt)
         c = e.conv
         X = g.tensor(name="X", dim=list(x.shape), stride=list(x.stride()), data_type=dt)
         W = g.tensor(name="W", dim=list(w.shape), stride=list(w.stride()), data_type=dt)
@@ -59,14 +56,14 @@ class CudnnConvEpilogue:
                              compute_data_type=cudnn.data_type.FLOAT)
         if c.bias:
             assert b is not None
-            bview = b.reshape([1, -1] + [1] * e.dims)
+            bview = _channel_view(b, e.dims)
             B = g.tensor(name="B", dim=list(bview.shape), stride=list(bview.stride()), data_type=dt)
             self.inputs.append((B, "b", 0))
             Y = g.bias(input=Y, bias=B)
         values: list[Any] = []
         ops_in: list[Any] = []
         for i, o in enumerate(operands):
-            o = o.reshape([1] * (len(out_shape) - o.dim()) + list(o.shape))
+            o = _full_rank(o, len(out_shape))
             T = g.tensor(name=f"O{i}", dim=list(o.shape), stride=list(o.stride()), data_type=dt)
             self.inputs.append((T, "operand", i))
             ops_in.append(T)
@@ -87,20 +84,10 @@ class CudnnConvEpilogue:
             values.append(_cudnn_step(g, const, s, [get(r) for r in s.args], [r.kind == "const" for r in s.args]))
         out = values[-1] if values else Y
         self.out_shape = out_shape
-        self.out_layout = out_layout
         self.out_stride = _strides(out_shape, out_layout)
         out.set_output(True).set_data_type(dt).set_dim(list(out_shape)).set_stride(list(self.out_stride))
         self.out = out
-        try:
-            g.validate()
-            g.build_operation_graph()
-            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-            g.check_support()
-            g.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
-        except Exception as exc:  # cudnnGraphNotSupportedError, RuntimeError: the frontend's own words
-            raise NotSupportedByCudnn(f"{type(exc).__name__}: {exc}") from exc
-        self.graph = g
-        self.workspace = torch.empty(g.get_workspace_size(), device=x.device, dtype=torch.uint8)
+        self.graph, self.workspace = _built(cudnn, g, x.device)
 
     def __call__(self, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor],
                  operands: Sequence[torch.Tensor], out: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -114,13 +101,44 @@ class CudnnConvEpilogue:
                 pack[t] = w
             elif role == "b":
                 assert b is not None
-                pack[t] = b.reshape([1, -1] + [1] * self.e.dims)
+                pack[t] = _channel_view(b, self.e.dims)
             else:
-                o = operands[i]
-                pack[t] = o.reshape([1] * (len(self.out_shape) - o.dim()) + list(o.shape))
+                pack[t] = _full_rank(operands[i], len(self.out_shape))
         pack.update(self.scalars)
         self.graph.execute(pack, self.workspace, handle=self.handle)
         return out
+
+
+def _new_graph(cudnn: Any, dt: Any) -> tuple[Any, Any]:
+    """A cuDNN handle on torch's current stream, and an empty graph of `dt` data computed in fp32."""
+    handle = cudnn.create_handle()
+    cudnn.set_stream(handle=handle, stream=torch.cuda.current_stream().cuda_stream)
+    return handle, cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                                 compute_data_type=cudnn.data_type.FLOAT, handle=handle)
+
+
+def _built(cudnn: Any, g: Any, device: torch.device) -> tuple[Any, torch.Tensor]:
+    """`g` validated and built with the heuristics' plans, and its workspace; a graph the frontend will not
+    build raises NotSupportedByCudnn with the frontend's own words."""
+    try:
+        g.validate()
+        g.build_operation_graph()
+        g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        g.check_support()
+        g.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
+    except Exception as exc:  # cudnnGraphNotSupportedError, RuntimeError
+        raise NotSupportedByCudnn(f"{type(exc).__name__}: {exc}") from exc
+    return g, torch.empty(g.get_workspace_size(), device=device, dtype=torch.uint8)
+
+
+def _channel_view(b: torch.Tensor, dims: int) -> torch.Tensor:
+    """A per-channel vector as (1, C, 1, ...): what the graph's bias node broadcasts."""
+    return b.reshape([1, -1] + [1] * dims)
+
+
+def _full_rank(o: torch.Tensor, rank: int) -> torch.Tensor:
+    """An operand with leading size-1 dims up to the output's rank (cuDNN's tensors state every dim)."""
+    return o.reshape([1] * (rank - o.dim()) + list(o.shape))
 
 
 def _strides(shape: Sequence[int], layout: str) -> tuple[int, ...]:
@@ -204,10 +222,7 @@ class CudnnConvGenstats:
         import cudnn  # nvidia-cudnn-frontend: only where a fused call is built
 
         dt = _cudnn_dtype(cudnn, x.dtype)
-        self.handle = cudnn.create_handle()
-        cudnn.set_stream(handle=self.handle, stream=torch.cuda.current_stream().cuda_stream)
-        g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
-                          compute_data_type=cudnn.data_type.FLOAT, handle=self.handle)
+        self.handle, g = _new_graph(cudnn, dt)
         X = g.tensor(name="X", dim=list(x.shape), stride=list(x.stride()), data_type=dt)
         W = g.tensor(name="W", dim=list(w.shape), stride=list(w.stride()), data_type=dt)
         self.tensors: dict[str, Any] = {"x": X, "w": W}
@@ -236,16 +251,7 @@ class CudnnConvGenstats:
                 list(stats.stride()))
         self.tensors.update(y=Y, sum=total, sq_sum=sq_total)
         self.stats_shape = tuple(stats.shape)
-        try:
-            g.validate()
-            g.build_operation_graph()
-            g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-            g.check_support()
-            g.build_plans(cudnn.build_plan_policy.HEURISTICS_CHOICE)
-        except Exception as exc:
-            raise NotSupportedByCudnn(f"{type(exc).__name__}: {exc}") from exc
-        self.graph = g
-        self.workspace = torch.empty(g.get_workspace_size(), device=x.device, dtype=torch.uint8)
+        self.graph, self.workspace = _built(cudnn, g, x.device)
 
     def __call__(self, x: torch.Tensor, w: torch.Tensor, scale: Optional[torch.Tensor] = None,
                  bias: Optional[torch.Tensor] = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -256,9 +262,8 @@ class CudnnConvGenstats:
                 self.tensors["sq_sum"]: sq_total}
         if "scale" in self.tensors:
             assert scale is not None and bias is not None
-            shape = [1, -1] + [1] * (x.dim() - 2)
-            pack[self.tensors["scale"]] = _channels_last(scale.reshape(shape))
-            pack[self.tensors["bias"]] = _channels_last(bias.reshape(shape))
+            pack[self.tensors["scale"]] = _channels_last(_channel_view(scale, x.dim() - 2))
+            pack[self.tensors["bias"]] = _channels_last(_channel_view(bias, x.dim() - 2))
         self.graph.execute(pack, self.workspace, handle=self.handle)
         return y, total.flatten(), sq_total.flatten()
 
