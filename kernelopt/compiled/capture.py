@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from kernelopt.compiled import runtime
+from kernelopt.compiled.compile_pool import announce, start_compile_pool
 from kernelopt.compiled.graph import (
     MODULE_FILE,
     TENSORS_FILE,
@@ -126,6 +127,10 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
             return original_save(code)
 
     torch._dynamo.reset()
+    pool = None
+    if req.device.startswith("cuda"):  # Triton's compiles are what the pool parallelizes
+        pool = start_compile_pool()
+        announce(pool)
     t0 = time.perf_counter()
     GraphLowering.save_output_code = staticmethod(save_output_code)
     try:
@@ -228,6 +233,7 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
         triton_version=triton.__version__,
         device_name=torch.cuda.get_device_name() if req.device.startswith("cuda") else req.device,
         compile_seconds=round(compile_seconds, 2),
+        compile_pool=pool.to_dict() if pool is not None else {},
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
         restitch_max_abs_diff=restitch_diff,

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 from kernelopt.agents.session import job_usage
 from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.compiled.compile_pool import CompilePool
 from kernelopt.compiled.decompose import KernelGraph, decompose
 from kernelopt.compiled.graph import CapturedGraph, Reproduction
 from kernelopt.compiled.group import (
@@ -88,7 +89,9 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
         cache = ctx.report.get("compile_cache") or {}
         warm = (f" (from {cache['files']} files of earlier jobs' compiler caches)"
                 if cache.get("files") and not cache.get("dropped") else "")
-        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{warm}; re-stitch bit-exact: "
+        pool = CompilePool.from_dict(cg.compile_pool)
+        workers = f" {pool.in_brief()}" if pool is not None else ""
+        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{workers}{warm}; re-stitch bit-exact: "
                  f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds, compile_cache_files=cache.get("files", 0))
     reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)
     if reproduction == Reproduction.NO:

@@ -1,0 +1,88 @@
+"""Inductor's pool of compile worker processes: started, and waited for, before a capture compiles.
+
+Inductor compiles a graph's Triton kernels, and under max-autotune every template choice it times, in a pool
+of worker processes, but only once `AsyncCompile.use_process_pool()` finds the pool ready. Until then each
+kernel is compiled in the compiling process, one after another. The pool starts lazily and its workers each
+import torch, which takes seconds (more in a sandbox under gVisor). So on a large network the first lowerings can
+run serially while the pool is still starting. On an H100, ResNet-18's capture spent 48-98 s per convolution
+shape timing 17-18 choices while reporting 0.0003 s of precompiling (benchmarks/results/2026-12-07-h100-cudnn-
+helion-resnet). The capture therefore starts the pool first, waits for it (bounded), and says what it got in
+the job's log and in the capture, so a slow compile can be told apart from a serial one.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import asdict, dataclass
+
+from kernelopt.core.text import clip
+
+#: how long a capture waits for the pool before compiling anyway (serially, for as long as it is not ready)
+POOL_WAIT_S = 120.0
+
+
+@dataclass(frozen=True)
+class CompilePool:
+    """What Inductor's compile pool was when the capture began compiling."""
+
+    threads: int  # Inductor's compile_threads (1: it compiles in the calling process by design)
+    ready: bool  # the worker processes answered
+    waited_s: float
+    error: str = ""  # why the pool did not start, when it raised
+
+    def describe(self) -> str:
+        if self.threads <= 1:
+            return "compile: Inductor compiles in the job's process (compile_threads = 1)"
+        if self.ready:
+            return f"compile: {self.threads} compile worker processes ready after {self.waited_s:.1f} s"
+        why = f": {self.error}" if self.error else f" within {self.waited_s:.0f} s"
+        return (f"compile: Inductor's {self.threads} compile worker processes did not start{why}; "
+                "its kernels are compiled one after another in the job's process until they do")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object) -> "CompilePool | None":
+        """The pool a capture child recorded, read as data (None when absent or not of this shape)."""
+        if not isinstance(data, dict):
+            return None
+        threads, ready, waited, error = (data.get(k) for k in ("threads", "ready", "waited_s", "error"))
+        if not (isinstance(threads, int) and isinstance(ready, bool) and isinstance(waited, (int, float))
+                and isinstance(error, str)):
+            return None
+        return cls(threads, ready, float(waited), clip(error, 300))
+
+    def in_brief(self) -> str:
+        """A few words for the compile stage's progress line."""
+        if self.threads <= 1:
+            return "in one process"
+        if self.ready:
+            return f"with {self.threads} compile workers"
+        return "serially (Inductor's compile workers did not start)"
+
+
+def start_compile_pool(wait_s: float = POOL_WAIT_S) -> CompilePool:
+    """Start Inductor's compile pool and wait up to `wait_s` for its workers."""
+    from torch._inductor.async_compile import AsyncCompile, get_compile_threads
+
+    threads = int(get_compile_threads())
+    if threads <= 1:
+        return CompilePool(threads, False, 0.0)
+    t0 = time.monotonic()
+    try:
+        AsyncCompile.warm_pool()
+        AsyncCompile.use_process_pool()  # submits the pool's readiness probe
+        future = AsyncCompile._ready_future
+        if future is not None:
+            future.result(timeout=wait_s)
+    except Exception as exc:  # TimeoutError, or the pool could not be made (a daemon process, no /dev/shm)
+        waited = round(time.monotonic() - t0, 1)
+        error = "" if isinstance(exc, TimeoutError) else clip(f"{type(exc).__name__}: {exc}", 300)
+        return CompilePool(threads, False, waited, error)
+    return CompilePool(threads, bool(AsyncCompile.use_process_pool()), round(time.monotonic() - t0, 1))
+
+
+def announce(pool: CompilePool) -> None:
+    """One line in the job's log (the child's stderr), written before the compile that may outlive the child."""
+    print(pool.describe(), file=sys.stderr, flush=True)
