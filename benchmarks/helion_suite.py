@@ -9,7 +9,7 @@ and Helion's own autotune, timed side by side.
 For each file of benchmarks/kernels/helion/ (GPU only):
 1. a KernelOPT job (`helion_config` alone, `--job-s` budget; `tf32` for the files whose `hl.dot`/`addmm`
    runs TF32 tensor cores, `strict` otherwise): wall time to its outcome, outcome, cause, the config it deployed
-   (or its best candidate's);
+   (none when it kept the submission: its best candidate is then timed beside it, labelled as such);
 2. Helion's own autotuner on the same kernel and inputs, in a child process of its own bounded by
    `--autotune-s` (`HELION_AUTOTUNE_EFFORT` = `--autotune-effort`: `full`, or `quick` where the device time
    cannot hold a full one: the table names the effort): its wall time and the config it chose, or that it
@@ -78,8 +78,11 @@ def run_job(path: Path, out: Path, budget_s: float) -> dict:
     wall = time.monotonic() - t0
     report = json.loads((out / "report.json").read_text())
     helion = report.get("helion", {})
+    # "configs": what the job deployed (None: it kept the submission, Helion's default); "best_configs": its best
+    # candidate, timed beside them as such when it was not deployed
     return {"precision": precision, "wall_s": round(wall, 1), "outcome": str(result.outcome), "cause": result.cause,
-            "speedup": result.speedup, "configs": helion.get("deployed_configs") or helion.get("best_configs")}
+            "speedup": result.speedup, "configs": helion.get("deployed_configs") or None,
+            "best_configs": helion.get("best_configs") or None}
 
 
 def run_autotune(path: Path, limit_s: float, effort: str = "full") -> dict:
@@ -189,6 +192,8 @@ def main() -> int:
         configs: dict[str, dict | None] = {"default": None}
         if row["job"]["configs"]:
             configs["job"] = row["job"]["configs"]
+        elif row["job"].get("best_configs"):
+            configs["best candidate"] = row["job"]["best_configs"]
         if row["autotune"].get("finished"):
             configs["autotune"] = row["autotune"]["configs"]
         try:
@@ -215,9 +220,12 @@ def _markdown(rows: list[dict]) -> str:
             tune += f" (an earlier call's: {r['autotune']['reused_from']})"
         job = f"{r['job']['outcome']}, {r['job']['wall_s']:.0f} s" + (" (an earlier call's)" if r["job"].get("reused_from")
                                                                       else "")
+        job_ms, job_vs = ms.get("job", "-"), f"{vs.get('job', '-')}x"
+        if "best candidate" in ms:  # nothing deployed: the job handed back the submission, Helion's default
+            job_ms, job_vs = "= default", f"1.0x (kept; best candidate {ms['best candidate']} ms, {vs['best candidate']}x)"
         lines.append(f"| {r['file']} | {r['job']['precision']} | {job} "
-                     f"| {tune} | {ms.get('default')} / {ms.get('job', '-')} / {ms.get('autotune', '-')} "
-                     f"| {vs.get('job', '-')}x | {vs.get('autotune', '-')}x |")
+                     f"| {tune} | {ms.get('default')} / {job_ms} / {ms.get('autotune', '-')} "
+                     f"| {job_vs} | {vs.get('autotune', '-')}x |")
     return "\n".join(lines) + "\n"
 
 

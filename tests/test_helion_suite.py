@@ -38,3 +38,14 @@ def test_the_table_says_which_parts_came_from_an_earlier_call_and_what_was_not_t
     assert "optimized, 95 s (an earlier call's)" in lines[2]
     assert "full: 412 s (an earlier call's: A/helion_suite.json)" in lines[2]
     assert "| 0.1 / - / 0.09 |" in lines[3] and "| -x | 1.111x |" in lines[3], lines[3]
+
+
+def test_a_job_that_kept_the_submission_is_shown_at_the_default_and_its_best_candidate_apart():
+    # 2026-12-07, an H100: attention's job fell back (its best config ran 0.843x of the default) and the table
+    # showed that candidate as the job's; the job had handed back the submission
+    rows = [{"file": "attention.py", "device": H100,
+             "job": {**JOB, "outcome": "fallback", "configs": None, "best_configs": {"attention": {}}},
+             "autotune": {"finished": False, "effort": "quick", "note": "not run (--skip-autotune)"},
+             "ms": {"default": 0.0847, "best candidate": 0.1005}, "vs_default": {"best candidate": 0.843}}]
+    line = _markdown(rows).splitlines()[2]
+    assert "| 0.0847 / = default / - |" in line and "| 1.0x (kept; best candidate 0.1005 ms, 0.843x) |" in line, line
