@@ -1,0 +1,130 @@
+"""Where a network's max-autotune compile time goes: plain torch.compile beside a job's sandboxed capture (issue 37).
+
+    python -m benchmarks.compile_time_probe benchmarks/problems/level3/12_resnet18.py --out DIR [--limit-s 270]
+                                            [--arms plain,sandboxed] [--device cpu]
+
+On an H100 ResNet-18's capture did not finish in 502 s: Inductor's autotuning of one convolution shape took
+48-98 s for 17-18 choices while it reported 0.0003 s of precompiling (benchmarks/results/2026-12-07-h100-cudnn-
+helion-resnet). Whether the sandbox makes it so is the question this answers, with each arm from empty caches:
+
+- `plain`: `torch.compile(mode="max-autotune-no-cudagraphs")` of the model in a plain subprocess of this
+  machine's Python (no sandbox, no capture), Inductor's compile pool started and waited for first;
+- `sandboxed`: `capture_model` in a sandboxed child, as a job's compile stage runs it.
+
+Each arm is bounded by `--limit-s`. Per arm: compile seconds (or that it did not finish), the compile pool it
+had, and, from Inductor's own log lines, how many shapes it autotuned and the seconds it reported benchmarking
+and precompiling them. Writes DIR/compile_time_probe.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kernelopt.compiled.capture import CaptureRequest, capture_model
+from kernelopt.isolation import ChildError, run_in_child
+
+_PLAIN = r"""
+import json, sys, time
+import torch
+from kernelopt.compiled.compile_pool import start_compile_pool
+from kernelopt.load.problem import build_model, import_problem, make_inputs
+
+mod, device = import_problem(sys.argv[1]), sys.argv[2]
+model = build_model(mod, device, torch.float32)
+inputs = make_inputs(mod, 0, device, torch.float32)
+pool = start_compile_pool()
+print(pool.describe(), file=sys.stderr, flush=True)
+t0 = time.perf_counter()
+with torch.no_grad():
+    compiled = torch.compile(model, mode="max-autotune-no-cudagraphs", fullgraph=True, dynamic=False)
+    compiled(*inputs)
+if device == "cuda":
+    torch.cuda.synchronize()
+print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.to_dict()}), flush=True)
+"""
+
+_AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling "
+                       r"for (\d+) choices")
+
+
+def autotune_totals(log: str) -> dict:
+    """Inductor's autotune lines: shapes, choices, and the seconds it reported benchmarking and precompiling."""
+    found = [(float(b), float(p), int(n)) for b, p, n in _AUTOTUNE.findall(log)]
+    return {"shapes": len(found), "choices": sum(n for _, _, n in found),
+            "benchmarking_s": round(sum(b for b, _, _ in found), 1),
+            "precompiling_s": round(sum(p for _, p, _ in found), 1),
+            "slowest_shape_s": round(max((b + p for b, p, _ in found), default=0.0), 1)}
+
+
+def plain(problem: Path, scratch: Path, limit_s: float, device: str) -> dict:
+    env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
+           "TRITON_CACHE_DIR": str(scratch / "triton"), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-c", _PLAIN, str(problem), device], env=env, capture_output=True, text=True,
+                              timeout=limit_s)
+    except subprocess.TimeoutExpired as exc:
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
+        return {"arm": "plain", "finished": False, "wall_s": round(time.monotonic() - t0, 1),
+                "autotune": autotune_totals(err), "pool_line": _pool_line(err)}
+    row = {"arm": "plain", "finished": proc.returncode == 0, "wall_s": round(time.monotonic() - t0, 1),
+           "autotune": autotune_totals(proc.stderr), "pool_line": _pool_line(proc.stderr)}
+    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
+    if line:
+        row.update(json.loads(line))
+    if proc.returncode:
+        row["error"] = proc.stderr.strip()[-1500:]
+    return row
+
+
+def sandboxed(problem: Path, workdir: Path, limit_s: float, device: str) -> dict:
+    t0 = time.monotonic()
+    try:
+        cg = run_in_child(capture_model, CaptureRequest(str(problem), str(workdir), "fp32", device,
+                                                        context_timing=False),
+                          timeout_s=limit_s, scratch=workdir, read_only=(problem.parent,))
+    except ChildError as exc:
+        return {"arm": "sandboxed", "finished": False, "wall_s": round(time.monotonic() - t0, 1),
+                "error": f"{exc.kind}: {exc.message}"[:1500],
+                "note": "Inductor's autotune lines are in this command's stderr (the child's, forwarded)"}
+    return {"arm": "sandboxed", "finished": True, "wall_s": round(time.monotonic() - t0, 1),
+            "compile_s": cg.compile_seconds, "pool": cg.compile_pool}
+
+
+def _pool_line(log: str) -> str:
+    return next((ln for ln in log.splitlines() if ln.startswith("compile: ")), "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("problem")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--limit-s", type=float, default=270.0)
+    ap.add_argument("--arms", default="plain,sandboxed")
+    ap.add_argument("--device", default="cuda", help="cpu: a smoke run on Inductor's C++ backend")
+    args = ap.parse_args(argv)
+    problem = Path(args.problem).resolve()
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="compile-time-") as tmp:
+        os.chmod(tmp, 0o711)  # as root, the sandboxed child runs as a uid of its own and must reach its scratch
+        for arm in args.arms.split(","):
+            scratch = Path(tmp) / arm
+            scratch.mkdir()
+            probe = plain if arm == "plain" else sandboxed
+            row = probe(problem, scratch, args.limit_s, args.device)
+            rows.append({"problem": problem.name, **row})
+            print(json.dumps(rows[-1]), flush=True)
+            (args.out / "compile_time_probe.json").write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,19 @@
+"""benchmarks/compile_time_probe.py reads Inductor's own autotune lines (issue 37): the totals that said where an
+H100's ResNet-18 capture spent its 502 s."""
+from __future__ import annotations
+
+from benchmarks.compile_time_probe import autotune_totals
+
+# two of the lines the H100 run printed (benchmarks/results/2026-12-07-h100-cudnn-helion-resnet/call3-resnet18/l3.log)
+LOG = """[child pid 3885] [child pid 3904] SingleProcess AUTOTUNE benchmarking takes 0.3450 seconds and 0.0070 seconds precompiling for 10 choices
+[child pid 3885] [child pid 3904]   convolution 0.0618 ms 100.0%
+[child pid 3885] [child pid 3904] SingleProcess AUTOTUNE benchmarking takes 97.8922 seconds and 0.0003 seconds precompiling for 18 choices
+SubProcess AUTOTUNE benchmarking takes 1.5 seconds and 2.5 seconds precompiling for 4 choices and 0.1 seconds prescreening
+"""
+
+
+def test_inductors_autotune_lines_are_summed_per_shape():
+    assert autotune_totals(LOG) == {"shapes": 3, "choices": 32, "benchmarking_s": 99.7, "precompiling_s": 2.5,
+                                    "slowest_shape_s": 97.9}
+    assert autotune_totals("no autotuning here") == {"shapes": 0, "choices": 0, "benchmarking_s": 0.0,
+                                                     "precompiling_s": 0.0, "slowest_shape_s": 0.0}
