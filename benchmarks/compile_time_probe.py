@@ -1,15 +1,21 @@
 """Where a network's max-autotune compile time goes: plain torch.compile beside a job's sandboxed capture (issue 37).
 
     python -m benchmarks.compile_time_probe benchmarks/problems/level3/12_resnet18.py --out DIR [--limit-s 270]
-                                            [--arms plain,sandboxed] [--device cpu]
+                                            [--arms plain,plain-shared-ptxas,sandboxed] [--device cpu]
 
 On an H100 ResNet-18's capture did not finish in 502 s: Inductor's autotuning of one convolution shape took
 48-98 s for 17-18 choices while it reported 0.0003 s of precompiling (benchmarks/results/2026-12-07-h100-cudnn-
 helion-resnet). Whether the sandbox makes it so is the question this answers, with each arm from empty caches:
 
 - `plain`: `torch.compile(mode="max-autotune-no-cudagraphs")` of the model in a plain subprocess of this
-  machine's Python (no sandbox, no capture), Inductor's compile pool started and waited for first;
-- `sandboxed`: `capture_model` in a sandboxed child, as a job's compile stage runs it.
+  machine's Python (no sandbox, no capture), Inductor's compile pool started and waited for first: Inductor as
+  it ships;
+- `plain-shared-ptxas`: the same, the compiling process first set to the compile workers' ptxas
+  (compiled/compile_pool.py says why: the suspected cause);
+- `sandboxed`: `capture_model` in a sandboxed child, as a job's compile stage runs it (ptxas shared).
+
+On a GPU, ResNet-18 at `--limit-s 250` and the arms `plain,plain-shared-ptxas` fit one 10-minute device call: an
+arm cut at its limit still reports the autotune lines it printed (seconds per choice is the measure).
 
 Each arm is bounded by `--limit-s`. Per arm: compile seconds (or that it did not finish), the compile pool it
 had, and, from Inductor's own log lines, how many shapes it autotuned and the seconds it reported benchmarking
@@ -36,10 +42,10 @@ import torch
 from kernelopt.compiled.compile_pool import start_compile_pool
 from kernelopt.load.problem import build_model, import_problem, make_inputs
 
-mod, device = import_problem(sys.argv[1]), sys.argv[2]
+mod, device, share_ptxas = import_problem(sys.argv[1]), sys.argv[2], sys.argv[3] == "share"
 model = build_model(mod, device, torch.float32)
 inputs = make_inputs(mod, 0, device, torch.float32)
-pool = start_compile_pool()
+pool = start_compile_pool(share_ptxas=share_ptxas)
 print(pool.describe(), file=sys.stderr, flush=True)
 t0 = time.perf_counter()
 with torch.no_grad():
@@ -63,18 +69,20 @@ def autotune_totals(log: str) -> dict:
             "slowest_shape_s": round(max((b + p for b, p, _ in found), default=0.0), 1)}
 
 
-def plain(problem: Path, scratch: Path, limit_s: float, device: str) -> dict:
+def plain(problem: Path, scratch: Path, limit_s: float, device: str, share_ptxas: bool = False) -> dict:
+    arm = "plain-shared-ptxas" if share_ptxas else "plain"
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
            "TRITON_CACHE_DIR": str(scratch / "triton"), "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     t0 = time.monotonic()
     try:
-        proc = subprocess.run([sys.executable, "-c", _PLAIN, str(problem), device], env=env, capture_output=True, text=True,
+        proc = subprocess.run([sys.executable, "-c", _PLAIN, str(problem), device,
+                               "share" if share_ptxas else "keep"], env=env, capture_output=True, text=True,
                               timeout=limit_s)
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
-        return {"arm": "plain", "finished": False, "wall_s": round(time.monotonic() - t0, 1),
+        return {"arm": arm, "finished": False, "wall_s": round(time.monotonic() - t0, 1),
                 "autotune": autotune_totals(err), "pool_line": _pool_line(err)}
-    row = {"arm": "plain", "finished": proc.returncode == 0, "wall_s": round(time.monotonic() - t0, 1),
+    row = {"arm": arm, "finished": proc.returncode == 0, "wall_s": round(time.monotonic() - t0, 1),
            "autotune": autotune_totals(proc.stderr), "pool_line": _pool_line(proc.stderr)}
     line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
     if line:
@@ -107,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("problem")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--limit-s", type=float, default=270.0)
-    ap.add_argument("--arms", default="plain,sandboxed")
+    ap.add_argument("--arms", default="plain,plain-shared-ptxas,sandboxed")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run on Inductor's C++ backend")
     args = ap.parse_args(argv)
     problem = Path(args.problem).resolve()
@@ -118,8 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         for arm in args.arms.split(","):
             scratch = Path(tmp) / arm
             scratch.mkdir()
-            probe = plain if arm == "plain" else sandboxed
-            row = probe(problem, scratch, args.limit_s, args.device)
+            if arm == "sandboxed":
+                row = sandboxed(problem, scratch, args.limit_s, args.device)
+            else:
+                row = plain(problem, scratch, args.limit_s, args.device, share_ptxas=arm == "plain-shared-ptxas")
             rows.append({"problem": problem.name, **row})
             print(json.dumps(rows[-1]), flush=True)
             (args.out / "compile_time_probe.json").write_text(json.dumps(rows, indent=1))

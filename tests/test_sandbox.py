@@ -387,17 +387,6 @@ def test_inductors_compile_worker_pool_starts_in_the_sandbox():
     assert f"{pool.threads} compile worker processes ready" in pool.describe()
 
 
-def test_a_recorded_compile_pool_is_read_as_data():
-    from kernelopt.compiled.compile_pool import CompilePool
-
-    assert CompilePool.from_dict({}) is None and CompilePool.from_dict(["threads"]) is None
-    assert CompilePool.from_dict({"threads": "16", "ready": True, "waited_s": 1.0, "error": ""}) is None
-    stuck = CompilePool.from_dict({"threads": 16, "ready": False, "waited_s": 120, "error": "x" * 1000})
-    assert stuck is not None and len(stuck.error) <= 300 and "did not start" in stuck.describe()
-    assert stuck.in_brief().startswith("serially")
-    assert CompilePool(1, False, 0.0).in_brief() == "in one process"
-
-
 # --------------------------------------------------------------------------- the CUDA probe's way back
 
 _NEEDS_HOST_SYS = "import os\nassert os.path.exists('/sys/class/net'), 'no /sys/class/net'\n"

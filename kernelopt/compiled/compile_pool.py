@@ -4,13 +4,23 @@ Inductor compiles a graph's Triton kernels, and under max-autotune every templat
 of worker processes, but only once `AsyncCompile.use_process_pool()` finds the pool ready. Until then each
 kernel is compiled in the compiling process, one after another. The pool starts lazily and its workers each
 import torch, which takes seconds (more in a sandbox under gVisor). So on a large network the first lowerings can
-run serially while the pool is still starting. On an H100, ResNet-18's capture spent 48-98 s per convolution
-shape timing 17-18 choices while reporting 0.0003 s of precompiling (benchmarks/results/2026-12-07-h100-cudnn-
-helion-resnet). The capture therefore starts the pool first, waits for it (bounded), and says what it got in
-the job's log and in the capture, so a slow compile can be told apart from a serial one.
+run serially while the pool is still starting. The capture therefore starts the pool first, waits for it
+(bounded), and says what it got in the job's log and in the capture.
+
+One ptxas for both sides. On an H100, ResNet-18's capture spent 469 of its 502 s in Inductor's autotune
+"benchmarking" (3 s a template choice, 0.0003 s "precompiling"; the first shapes, timed before the pool was
+ready, took 0.02 s a choice: benchmarks/results/2026-12-07-h100-cudnn-helion-resnet). A pool worker compiles a
+choice into Triton's on-disk cache; the compiling process, timing the choice, loads its module afresh and
+compiles it again, which is cheap only if it finds the worker's binary there. Triton keys that cache by the
+ptxas version, and the workers point `TRITON_PTXAS_PATH` at the ptxas bundled with torch (where torch ships
+one) as they start, while the compiling process does so only on its own compile path, which a ready pool leaves
+unused. So where torch's ptxas and Triton's differ, every choice is compiled twice, the second time serially.
+`share_ptxas_with_workers` makes the compiling process choose the workers' ptxas before anything compiles (the
+most likely cause, not yet confirmed on a GPU: benchmarks/compile_time_probe.py times both).
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -29,12 +39,14 @@ class CompilePool:
     ready: bool  # the worker processes answered
     waited_s: float
     error: str = ""  # why the pool did not start, when it raised
+    ptxas: str = ""  # TRITON_PTXAS_PATH as the compile began ("": Triton's own ptxas)
 
     def describe(self) -> str:
         if self.threads <= 1:
             return "compile: Inductor compiles in the job's process (compile_threads = 1)"
         if self.ready:
-            return f"compile: {self.threads} compile worker processes ready after {self.waited_s:.1f} s"
+            ptxas = self.ptxas or "Triton's own"
+            return f"compile: {self.threads} compile worker processes ready after {self.waited_s:.1f} s; ptxas: {ptxas}"
         why = f": {self.error}" if self.error else f" within {self.waited_s:.0f} s"
         return (f"compile: Inductor's {self.threads} compile worker processes did not start{why}; "
                 "its kernels are compiled one after another in the job's process until they do")
@@ -48,10 +60,11 @@ class CompilePool:
         if not isinstance(data, dict):
             return None
         threads, ready, waited, error = (data.get(k) for k in ("threads", "ready", "waited_s", "error"))
+        ptxas = data.get("ptxas", "")
         if not (isinstance(threads, int) and isinstance(ready, bool) and isinstance(waited, (int, float))
-                and isinstance(error, str)):
+                and isinstance(error, str) and isinstance(ptxas, str)):
             return None
-        return cls(threads, ready, float(waited), clip(error, 300))
+        return cls(threads, ready, float(waited), clip(error, 300), clip(ptxas, 300))
 
     def in_brief(self) -> str:
         """A few words for the compile stage's progress line."""
@@ -62,13 +75,26 @@ class CompilePool:
         return "serially (Inductor's compile workers did not start)"
 
 
-def start_compile_pool(wait_s: float = POOL_WAIT_S) -> CompilePool:
-    """Start Inductor's compile pool and wait up to `wait_s` for its workers."""
+def share_ptxas_with_workers() -> str:
+    """Point this process's Triton at the ptxas Inductor's compile workers use (see the module's docstring), as
+    Inductor's own in-process compile path does; return TRITON_PTXAS_PATH ("" where Triton keeps its own)."""
+    try:
+        from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
+    except ImportError:  # a torch without it: its workers set nothing either
+        return os.environ.get("TRITON_PTXAS_PATH", "")
+    _set_triton_ptxas_path()
+    return os.environ.get("TRITON_PTXAS_PATH", "")
+
+
+def start_compile_pool(wait_s: float = POOL_WAIT_S, share_ptxas: bool = True) -> CompilePool:
+    """Start Inductor's compile pool and wait up to `wait_s` for its workers; with `share_ptxas`, first make this
+    process compile with the workers' ptxas (`share_ptxas_with_workers`)."""
     from torch._inductor.async_compile import AsyncCompile, get_compile_threads
 
+    ptxas = share_ptxas_with_workers() if share_ptxas else os.environ.get("TRITON_PTXAS_PATH", "")
     threads = int(get_compile_threads())
     if threads <= 1:
-        return CompilePool(threads, False, 0.0)
+        return CompilePool(threads, False, 0.0, ptxas=ptxas)
     t0 = time.monotonic()
     try:
         AsyncCompile.warm_pool()
@@ -79,8 +105,8 @@ def start_compile_pool(wait_s: float = POOL_WAIT_S) -> CompilePool:
     except Exception as exc:  # TimeoutError, or the pool could not be made (a daemon process, no /dev/shm)
         waited = round(time.monotonic() - t0, 1)
         error = "" if isinstance(exc, TimeoutError) else clip(f"{type(exc).__name__}: {exc}", 300)
-        return CompilePool(threads, False, waited, error)
-    return CompilePool(threads, bool(AsyncCompile.use_process_pool()), round(time.monotonic() - t0, 1))
+        return CompilePool(threads, False, waited, error, ptxas)
+    return CompilePool(threads, bool(AsyncCompile.use_process_pool()), round(time.monotonic() - t0, 1), ptxas=ptxas)
 
 
 def announce(pool: CompilePool) -> None:
