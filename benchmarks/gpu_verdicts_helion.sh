@@ -20,6 +20,11 @@
 #                benchmarks/gpu_verdicts_helion.sh 560"
 # and a later call (its helion_suite.json committed under benchmarks/results/) times it next to the job's config:
 #   ... HELION_ARGS="--reuse benchmarks/results/<run>/helion_suite.json" ...
+# Or Helion's full-effort search given each kernel's job time to result as its own budget (it returns its best
+# config so far when spent), the earlier call's jobs reused: about 110 s a kernel, three kernels a call:
+#   ... command="FORGED_S=0 AUTOTUNE_EFFORT=full AUTOTUNE_S=240 HELION_ONLY=matmul,gemm_bias_relu,attention \
+#                HELION_ARGS='--skip-job --autotune-budget-s job --reuse benchmarks/results/<run>/helion_suite.json' \
+#                benchmarks/gpu_verdicts_helion.sh 560"
 set -uo pipefail
 seconds=${1:-560}
 cd "$(dirname "$0")/.."

@@ -25,6 +25,12 @@ in calls of their own and meet in a later one:
     python3 benchmarks/helion_suite.py --out A --only matmul --skip-job --autotune-s 540     # the autotune alone
     python3 benchmarks/helion_suite.py --out B --only matmul --reuse A/helion_suite.json      # the job, then all timed
 
+Or within one call, at the wall time the job took: `--autotune-budget-s job` gives Helion's full-effort search
+each kernel's job time to result as its own budget (HELION_AUTOTUNE_BUDGET_SECONDS; past it the search returns its
+best config so far, and the table says it was cut), a number gives every kernel that budget:
+
+    python3 benchmarks/helion_suite.py --out C --autotune-budget-s job --autotune-s 300
+
 `--reuse` takes a part from an earlier run's row of the same file on a GPU of the same name: the job's deployed
 configs, and a finished autotune of the same effort (the row says it was reused, and from where). The side-by-side
 timing always runs in this call: ratios are only ever taken within one process.
@@ -85,8 +91,12 @@ def run_job(path: Path, out: Path, budget_s: float) -> dict:
             "best_configs": helion.get("best_configs") or None}
 
 
-def run_autotune(path: Path, limit_s: float, effort: str = "full") -> dict:
+def run_autotune(path: Path, limit_s: float, effort: str = "full", budget_s: float | None = None) -> dict:
+    """Helion's own autotune of the file's kernels, killed at `limit_s`; with `budget_s`, Helion's own wall-clock
+    budget (HELION_AUTOTUNE_BUDGET_SECONDS: past it the search returns its best config so far)."""
     env = {**os.environ, "HELION_AUTOTUNE_EFFORT": effort}
+    if budget_s is not None:
+        env["HELION_AUTOTUNE_BUDGET_SECONDS"] = str(max(1, round(budget_s)))
     # its own session: a timed-out autotune's precompile workers go with it, not on timing the next row
     proc = subprocess.Popen([sys.executable, "-c", _AUTOTUNE, str(path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
@@ -95,24 +105,37 @@ def run_autotune(path: Path, limit_s: float, effort: str = "full") -> dict:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        return {"finished": False, "effort": effort,
+        return {"finished": False, "effort": effort, "budget_s": budget_s,
                 "note": f"Helion's {effort} autotune did not finish in {limit_s:.0f} s"}
     line = next((ln for ln in reversed(stdout.splitlines()) if ln.startswith("{")), None)
     if proc.returncode or line is None:
-        return {"finished": False, "effort": effort, "note": f"autotune exited {proc.returncode}: {stderr.strip()[-300:]}"}
-    return {"finished": True, "effort": effort, **json.loads(line)}
+        return {"finished": False, "effort": effort, "budget_s": budget_s,
+                "note": f"autotune exited {proc.returncode}: {stderr.strip()[-300:]}"}
+    return {"finished": True, "effort": effort, "budget_s": budget_s, "cut_by_budget": cut_by_budget(stderr),
+            **json.loads(line)}
 
 
-def reusable(earlier: list[dict], file: str, device: str, part: str, effort: str) -> dict | None:
+def cut_by_budget(log: str) -> bool:
+    """Whether Helion's autotune log says its wall-clock budget ended the search (it then returns its best so far)."""
+    return any("Autotune budget" in ln and "exceeded" in ln for ln in log.splitlines())
+
+
+def reusable(earlier: list[dict], file: str, device: str, part: str, effort: str,
+             budget_s: float | None = None) -> dict | None:
     """An earlier run's `part` ("job" or "autotune") of `file`, where it ran on a GPU of the name `device` and
-    finished (a job with configs; an autotune of `effort` that finished); else None."""
+    finished (a job that reached an outcome; an autotune of `effort` and of Helion budget `budget_s` that
+    finished); else None."""
     for row in earlier:
         if row.get("file") != file or row.get("device") != device or not isinstance(row.get(part), dict):
             continue
         got = row[part]
-        if part == "job" and got.get("configs"):
+        if part == "job" and got.get("outcome") not in (None, "not run", "raised"):
+            if got.get("outcome") != "optimized" and "best_configs" not in got:
+                # a row written before 2026-12-07's fix listed a kept submission's best candidate as its configs
+                got = {**got, "configs": None, "best_configs": got.get("configs")}
             return got
-        if part == "autotune" and got.get("finished") and got.get("effort") == effort and got.get("configs"):
+        if (part == "autotune" and got.get("finished") and got.get("effort") == effort and got.get("configs")
+                and got.get("budget_s") == budget_s):
             return got
     return None
 
@@ -149,6 +172,9 @@ def main() -> int:
     parser.add_argument("--job-s", type=float, default=300.0)
     parser.add_argument("--autotune-s", type=float, default=900.0)
     parser.add_argument("--autotune-effort", choices=("full", "quick"), default="full")
+    parser.add_argument("--autotune-budget-s", default=None, metavar="SECONDS|job",
+                        help="Helion's own autotune budget (it returns its best config so far when spent); 'job': "
+                             "each kernel's job time to result, so both searches get the same wall time")
     parser.add_argument("--only", default="")
     parser.add_argument("--reuse", type=Path, default=None, metavar="HELION_SUITE_JSON",
                         help="take each file's finished job and autotune from this earlier run (same GPU name)")
@@ -182,13 +208,14 @@ def main() -> int:
             except Exception as exc:  # noqa: BLE001 - a job that raised is a finding of its own; the next file runs
                 row["job"] = {"precision": "-", "wall_s": 0.0, "outcome": "raised", "configs": None,
                               "cause": f"{type(exc).__name__}: {str(exc)[:300]}"}
-        tuned = reusable(earlier, path.name, device, "autotune", args.autotune_effort)
+        budget_s = autotune_budget(args.autotune_budget_s, row["job"])
+        tuned = reusable(earlier, path.name, device, "autotune", args.autotune_effort, budget_s)
         if tuned is not None:
             row["autotune"] = {**tuned, "reused_from": str(args.reuse)}
         elif args.skip_autotune:
             row["autotune"] = {"finished": False, "effort": args.autotune_effort, "note": "not run (--skip-autotune)"}
         else:
-            row["autotune"] = run_autotune(path, args.autotune_s, args.autotune_effort)
+            row["autotune"] = run_autotune(path, args.autotune_s, args.autotune_effort, budget_s)
         configs: dict[str, dict | None] = {"default": None}
         if row["job"]["configs"]:
             configs["job"] = row["job"]["configs"]
@@ -208,14 +235,34 @@ def main() -> int:
     return 0
 
 
+def autotune_budget(option: str | None, job: dict) -> float | None:
+    """`--autotune-budget-s` for one kernel: None (no budget), a number of seconds, or "job" (the job's time to
+    result; none where the job did not run)."""
+    if option is None:
+        return None
+    if option == "job":
+        wall = job.get("wall_s") or 0.0
+        return float(wall) if wall > 0 else None
+    return float(option)
+
+
+def _autotune_cell(tuned: dict) -> str:
+    effort, budget = tuned.get("effort", "full"), tuned.get("budget_s")
+    if not tuned.get("finished"):
+        return tuned["note"]
+    cell = f"{effort}: {tuned['wall_s']:.0f} s"
+    if budget is not None:
+        cell += (f", cut by its {budget:.0f} s budget (best so far)" if tuned.get("cut_by_budget")
+                 else f", within its {budget:.0f} s budget")
+    return cell
+
+
 def _markdown(rows: list[dict]) -> str:
     lines = ["| file | precision | job: outcome, time to result | autotune: time | ms default / job / autotune "
              "| job vs default | autotune vs default |", "|---|---|---|---|---|---|---|"]
     for r in rows:
         ms, vs = r.get("ms", {}), r.get("vs_default", {})
-        effort = r["autotune"].get("effort", "full")
-        tune = (f"{effort}: {r['autotune']['wall_s']:.0f} s" if r["autotune"].get("finished")
-                else r["autotune"]["note"])
+        tune = _autotune_cell(r["autotune"])
         if r["autotune"].get("reused_from"):
             tune += f" (an earlier call's: {r['autotune']['reused_from']})"
         job = f"{r['job']['outcome']}, {r['job']['wall_s']:.0f} s" + (" (an earlier call's)" if r["job"].get("reused_from")

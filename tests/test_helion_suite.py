@@ -2,7 +2,7 @@
 of its own, and a later call times it side by side with the default and the job's config."""
 from __future__ import annotations
 
-from benchmarks.helion_suite import _markdown, reusable
+from benchmarks.helion_suite import _markdown, autotune_budget, cut_by_budget, reusable
 
 H100 = "NVIDIA H100 80GB HBM3"
 TUNED = {"finished": True, "effort": "full", "wall_s": 412.0, "configs": {"matmul": {"block_sizes": [64, 64, 32]}}}
@@ -19,6 +19,10 @@ EARLIER = [
 def test_a_finished_part_is_reused_only_from_the_same_file_on_a_gpu_of_the_same_name():
     assert reusable(EARLIER, "matmul.py", H100, "autotune", "full") == TUNED
     assert reusable(EARLIER, "matmul.py", H100, "job", "full") is None  # that call skipped its job
+    # an older row listed a kept submission's best candidate as its configs: reused as what it was
+    old_fallback = {**JOB, "outcome": "fallback"}
+    got = reusable([{**EARLIER[1], "job": old_fallback}], "softmax.py", H100, "job", "full")
+    assert got is not None and got["configs"] is None and got["best_configs"] == JOB["configs"]
     assert reusable(EARLIER, "softmax.py", H100, "job", "full") == JOB
     assert reusable(EARLIER, "softmax.py", H100, "autotune", "full") is None  # it did not finish
     assert reusable(EARLIER, "add.py", H100, "job", "full") is None  # measured on another GPU
@@ -49,3 +53,23 @@ def test_a_job_that_kept_the_submission_is_shown_at_the_default_and_its_best_can
              "ms": {"default": 0.0847, "best candidate": 0.1005}, "vs_default": {"best candidate": 0.843}}]
     line = _markdown(rows).splitlines()[2]
     assert "| 0.0847 / = default / - |" in line and "| 1.0x (kept; best candidate 0.1005 ms, 0.843x) |" in line, line
+
+
+def test_helions_own_budget_gives_its_search_the_jobs_wall_time_and_the_table_says_where_it_was_cut():
+    assert autotune_budget(None, JOB) is None and autotune_budget("240", JOB) == 240.0
+    assert autotune_budget("job", JOB) == 95.0  # the job's time to result
+    assert autotune_budget("job", {"outcome": "not run", "wall_s": 0.0}) is None
+    # helion/autotuner/base_search.py's line when the budget ends the search
+    assert cut_by_budget("[12s] Autotune budget 95s exceeded (elapsed 96.3s); returning best-so-far.\n")
+    assert not cut_by_budget("[12s] Autotune budget: 95s\n[80s] Autotuning complete")
+    budgeted = {**TUNED, "budget_s": 95.0, "cut_by_budget": True, "wall_s": 101.0}
+    assert reusable([{**EARLIER[0], "autotune": budgeted}], "matmul.py", H100, "autotune", "full", 95.0) == budgeted
+    assert reusable([{**EARLIER[0], "autotune": budgeted}], "matmul.py", H100, "autotune", "full") is None
+    rows = [{"file": "matmul.py", "device": H100, "job": JOB, "autotune": budgeted,
+             "ms": {"default": 0.5, "job": 0.45, "autotune": 0.47}, "vs_default": {"job": 1.111, "autotune": 1.064}},
+            {"file": "add.py", "device": H100, "job": JOB,
+             "autotune": {**TUNED, "budget_s": 95.0, "cut_by_budget": False, "wall_s": 40.0},
+             "ms": {"default": 0.1}, "vs_default": {}}]
+    lines = _markdown(rows).splitlines()
+    assert "| full: 101 s, cut by its 95 s budget (best so far) |" in lines[2], lines[2]
+    assert "| full: 40 s, within its 95 s budget |" in lines[3], lines[3]
