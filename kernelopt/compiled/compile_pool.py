@@ -8,8 +8,8 @@ run serially while the pool is still starting. The capture therefore starts the 
 (bounded), and says what it got in the job's log and in the capture.
 
 One ptxas for both sides. On an H100, ResNet-18's capture spent 469 of its 502 s in Inductor's autotune
-"benchmarking" (3 s a template choice, 0.0003 s "precompiling"; the first shapes, timed before the pool was
-ready, took 0.02 s a choice: benchmarks/results/2026-12-07-h100-cudnn-helion-resnet). A pool worker compiles a
+"benchmarking" (3-5 s a template choice, 0.0003 s "precompiling"; the first four shapes, timed before the pool
+was ready, took 0.01-0.04 s a choice: benchmarks/results/2026-12-07-h100-cudnn-helion-resnet). A pool worker compiles a
 choice into Triton's on-disk cache; the compiling process, timing the choice, loads its module afresh and
 compiles it again, which is cheap only if it finds the worker's binary there. Triton keys that cache by the
 ptxas version, and the workers point `TRITON_PTXAS_PATH` at the ptxas bundled with torch (where torch ships
@@ -99,7 +99,7 @@ def start_compile_pool(wait_s: float = POOL_WAIT_S, share_ptxas: bool = True) ->
     try:
         AsyncCompile.warm_pool()
         AsyncCompile.use_process_pool()  # submits the pool's readiness probe
-        future = AsyncCompile._ready_future
+        future = getattr(AsyncCompile, "_ready_future", None)  # a private name: absent, the answer below decides
         if future is not None:
             future.result(timeout=wait_s)
     except Exception as exc:  # TimeoutError, or the pool could not be made (a daemon process, no /dev/shm)
