@@ -191,3 +191,45 @@ def test_a_kept_kernel_file_that_does_not_hold_its_source_is_rewritten(tmp_path,
     planted.write_text("def run(*args, stream=None):\n    return 'planted'\n")
     assert load_kernel_module(source, "kept").run() == "the real kernel"
     assert planted.read_text() == source
+
+
+def _triton_cache_group(arg: tuple[str, str]) -> tuple[str, object]:
+    """In a sandboxed child: Triton's own file cache writes a kernel and its group file, or reads the group back."""
+    import os as _os
+
+    from triton.runtime.cache import FileCacheManager
+
+    mode, key = arg
+    cache = FileCacheManager(key)
+    if mode == "write":
+        path = cache.put(b"\x7fELF cubin", "kernel.cubin", binary=True)
+        cache.put_group("kernel.json", {"kernel.cubin": path})
+        return _os.environ["TRITON_CACHE_DIR"], path
+    return _os.environ["TRITON_CACHE_DIR"], cache.get_group("kernel.json")
+
+
+def test_triton_finds_in_the_next_job_a_kernel_the_last_job_cached(tmp_path):
+    """Triton's group files list a kernel's files by absolute path: a sandboxed child sees its caches at one path
+    in every job (isolation.sandbox.CACHE_MOUNT), so caches lent from one job's scratch to another's still resolve.
+    Under the old per-scratch path an H100's second capture from kept caches failed on the first job's directory."""
+    from kernelopt.isolation import job_sandbox, run_in_child
+    from kernelopt.isolation.child import sandbox_layers
+    from kernelopt.isolation.sandbox import CACHE_MOUNT
+    from tests import TESTS_DIR  # the children run this module's function
+
+    os.chmod(tmp_path, 0o711)
+    slot, first, second = tmp_path / "slot", tmp_path / "job1", tmp_path / "job2"
+    key = "k" * 32
+    with job_sandbox() as held:
+        lend(slot, first)
+        where1, written = run_in_child(_triton_cache_group, ("write", key), timeout_s=120, scratch=first,
+                                       uid=held.uid, read_only=TESTS_DIR)
+        assert take_back(first, slot).files == 2
+    with job_sandbox() as held:
+        assert lend(slot, second).files == 2
+        where2, group = run_in_child(_triton_cache_group, ("read", key), timeout_s=120, scratch=second, uid=held.uid,
+                                     read_only=TESTS_DIR)
+    assert group == {"kernel.cubin": written}, (where1, where2, group)
+    if sandbox_layers().mechanism == "bwrap":  # a fresh root: the one mount point
+        assert where1 == where2 == str(CACHE_MOUNT / "triton")
+        assert (second / CACHE_DIR / "triton" / key / "kernel.cubin").read_bytes() == b"\x7fELF cubin"

@@ -34,11 +34,13 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from kernelopt.isolation import child_output, safe_pickle
 from kernelopt.isolation.sandbox import (
+    SANDBOX_DIRS,
     Confinement,
     Layer,
     Layers,
     SandboxPolicy,
     UidLease,
+    cache_mount,
     child_environment,
     command,
     give_to,
@@ -168,9 +170,10 @@ class _Child:
         confinement = Confinement(scratch=scratch_path, read_only=tuple(Path(os.path.abspath(p)) for p in read_only),
                                   uid=uid, gpu=gpu, isolate=policy.enabled and not trusted,
                                   tmp_bytes=policy.tmp_bytes)
-        child_env = child_environment(scratch_path, env)
-        for d in (child_env["HOME"], child_env["XDG_CACHE_HOME"]):
-            os.makedirs(d, exist_ok=True)
+        # the caches' directory exists before bubblewrap binds it at the one path every job's children see
+        for d in SANDBOX_DIRS:
+            os.makedirs(scratch_path / d, exist_ok=True)
+        child_env = child_environment(scratch_path, env, cache_at=cache_mount(confinement, layers))
         give_to(scratch_path, uid)
         self.scratch, self.confined = scratch_path, confinement.isolate
         self.max_reply_bytes = policy.max_reply_bytes

@@ -20,6 +20,9 @@ side, and Inductor and Triton key every entry by the device, the versions and th
 they were made from. A poisoned entry could only mislead the same team's own later jobs,
 whose verdicts are still computed outside their children.
 
+A sandboxed child sees them at one path in every job (isolation.sandbox.CACHE_MOUNT): Triton's cache
+lists a kernel's files by absolute path, so under a per-job path the next job found none of its kernels.
+
 Not yet confirmed on a GPU: on an H100 a capture from a slot failed with a PermissionError
 on the directory the caches were first written in, most likely from FX graph cache entries
 (they pickle kernels with their absolute source paths), which the capture no longer uses.

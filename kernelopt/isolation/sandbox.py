@@ -153,16 +153,21 @@ def allowed(name: str) -> bool:
 
 # What the sandbox adds to a scratch directory (HOME, the compiler caches): not artifacts.
 SANDBOX_DIRS = (".home", ".cache")
+# Where a child with a fresh root (bubblewrap) sees its scratch's compiler caches, `<scratch>/.cache`: one path for
+# every job. Triton's cache lists a kernel's files by absolute path (its `__grp__` group files), so caches that
+# isolation.compile_cache lends from one job to the next are found only at the path they were written at.
+CACHE_MOUNT = Path("/var/cache/kernelopt")
 
 
 def child_environment(scratch: Path, extra: Mapping[str, str] | None = None,
-                      inherited: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The whole environment of a child: the allow-list of `inherited` and `extra`, and fixed paths."""
+                      inherited: Mapping[str, str] | None = None, cache_at: Path | None = None) -> dict[str, str]:
+    """The whole environment of a child: the allow-list of `inherited` and `extra`, and fixed paths. The compiler
+    caches are at `cache_at` where given (CACHE_MOUNT in a fresh root), else `<scratch>/.cache`."""
     source = dict(os.environ if inherited is None else inherited)
     source.update(extra or {})
     env = {k: v for k, v in source.items() if allowed(k)}
     exe_dir = str(Path(sys.executable).parent)
-    cache = scratch / ".cache"
+    cache = cache_at or scratch / ".cache"
     env.update({
         "PATH": f"{exe_dir}:{_SAFE_PATH}",
         "HOME": str(scratch / ".home"),
@@ -411,7 +416,17 @@ def bwrap_argv(c: Confinement, bwrap: str, host_sys: bool = False) -> list[str]:
     scratch = str(c.scratch.resolve())
     parents(scratch)
     argv += ["--bind", scratch, scratch, "--chdir", scratch]
+    cache = c.scratch.resolve() / ".cache"
+    if cache.is_dir() and not cache.is_symlink():
+        parents(str(CACHE_MOUNT))
+        argv += ["--bind", str(cache), str(CACHE_MOUNT)]
     return argv
+
+
+def cache_mount(c: Confinement, layers: "Layers") -> Path | None:
+    """Where a child confined as `c` sees `<scratch>/.cache`: CACHE_MOUNT in bubblewrap's fresh root (bwrap_argv
+    binds it there), None where there is none (its scratch path is what it sees)."""
+    return CACHE_MOUNT if c.isolate and layers.enabled and layers.mechanism == "bwrap" else None
 
 
 def unshare_argv() -> list[str]:
