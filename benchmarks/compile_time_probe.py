@@ -18,8 +18,9 @@ On a GPU, ResNet-18 at `--limit-s 250` and the arms `plain,plain-shared-ptxas` f
 arm cut at its limit still reports the autotune lines it printed (seconds per choice is the measure).
 
 Each arm is bounded by `--limit-s`. Per arm: compile seconds (or that it did not finish), the compile pool it
-had, and, from Inductor's own log lines, how many shapes it autotuned and the seconds it reported benchmarking
-and precompiling them. Writes DIR/compile_time_probe.json.
+had, from Inductor's own log lines how many shapes it autotuned and the seconds it reported benchmarking and
+precompiling them, and, for the plain arms, the ptxas torch bundles and the Triton cache's binaries: a kernel
+compiled under several cache keys is one the compiling process compiled again instead of loading a worker's. Writes DIR/compile_time_probe.json.
 """
 from __future__ import annotations
 
@@ -53,7 +54,11 @@ with torch.no_grad():
     compiled(*inputs)
 if device == "cuda":
     torch.cuda.synchronize()
-print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.to_dict()}), flush=True)
+from pathlib import Path
+from torch._inductor.runtime import compile_tasks
+candidates = [Path(compile_tasks.__file__).absolute().parents[i] / "bin" / "ptxas" for i in (1, 2)]
+print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.to_dict(),
+                  "bundled_ptxas": [str(p) for p in candidates if p.is_file()]}), flush=True)
 """
 
 _AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling "
@@ -69,6 +74,16 @@ def autotune_totals(log: str) -> dict:
             "slowest_shape_s": round(max((b + p for b, p, _ in found), default=0.0), 1)}
 
 
+def triton_cache_stats(cache: Path) -> dict:
+    """Compiled binaries in a Triton cache, and how many kernels were compiled under more than one cache key (the
+    same kernel name in several key directories: the compiling process did not find a worker's binary)."""
+    keys_of: dict[str, int] = {}
+    for binary in cache.glob("*/*.cubin"):
+        keys_of[binary.stem] = keys_of.get(binary.stem, 0) + 1
+    return {"cubins": sum(keys_of.values()), "kernels": len(keys_of),
+            "compiled_under_several_keys": sum(1 for n in keys_of.values() if n > 1)}
+
+
 def plain(problem: Path, scratch: Path, limit_s: float, device: str, share_ptxas: bool = False) -> dict:
     arm = "plain-shared-ptxas" if share_ptxas else "plain"
     env = {**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(scratch / "inductor"),
@@ -81,9 +96,11 @@ def plain(problem: Path, scratch: Path, limit_s: float, device: str, share_ptxas
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         return {"arm": arm, "finished": False, "wall_s": round(time.monotonic() - t0, 1),
-                "autotune": autotune_totals(err), "pool_line": _pool_line(err)}
+                "autotune": autotune_totals(err), "pool_line": _pool_line(err),
+                "triton_cache": triton_cache_stats(scratch / "triton")}
     row = {"arm": arm, "finished": proc.returncode == 0, "wall_s": round(time.monotonic() - t0, 1),
-           "autotune": autotune_totals(proc.stderr), "pool_line": _pool_line(proc.stderr)}
+           "autotune": autotune_totals(proc.stderr), "pool_line": _pool_line(proc.stderr),
+           "triton_cache": triton_cache_stats(scratch / "triton")}
     line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
     if line:
         row.update(json.loads(line))

@@ -2,7 +2,7 @@
 H100's ResNet-18 capture spent its 502 s."""
 from __future__ import annotations
 
-from benchmarks.compile_time_probe import autotune_totals
+from benchmarks.compile_time_probe import autotune_totals, triton_cache_stats
 
 # two of the lines the H100 run printed (benchmarks/results/2026-12-07-h100-cudnn-helion-resnet/call3-resnet18/l3.log)
 LOG = """[child pid 3885] [child pid 3904] SingleProcess AUTOTUNE benchmarking takes 0.3450 seconds and 0.0070 seconds precompiling for 10 choices
@@ -17,3 +17,13 @@ def test_inductors_autotune_lines_are_summed_per_shape():
                                     "slowest_shape_s": 97.9}
     assert autotune_totals("no autotuning here") == {"shapes": 0, "choices": 0, "benchmarking_s": 0.0,
                                                      "precompiling_s": 0.0, "slowest_shape_s": 0.0}
+
+
+def test_a_kernel_compiled_under_two_cache_keys_is_counted(tmp_path):
+    for key, name in (("a" * 8, "triton_tem_fused_convolution_0"), ("b" * 8, "triton_tem_fused_convolution_0"),
+                      ("c" * 8, "triton_poi_fused_relu_1")):
+        (tmp_path / key).mkdir()
+        (tmp_path / key / f"{name}.cubin").write_bytes(b"\x7fELF")
+        (tmp_path / key / f"{name}.json").write_text("{}")
+    assert triton_cache_stats(tmp_path) == {"cubins": 3, "kernels": 2, "compiled_under_several_keys": 1}
+    assert triton_cache_stats(tmp_path / "absent") == {"cubins": 0, "kernels": 0, "compiled_under_several_keys": 0}
