@@ -422,3 +422,20 @@ def test_a_driver_that_needs_more_than_the_sandbox_gives_keeps_the_gpu_and_says_
         assert "syscalls (CUDA did not start" in after.describe()
     assert ("--ro-bind /sys /sys" in " ".join(sandbox.command(sandbox.Confinement(scratch=Path("/tmp")), ["true"],
                                                               after))) == host_sys
+
+
+def test_the_compiler_caches_are_bound_at_one_path_unless_the_scratch_lies_under_it(tmp_path, monkeypatch):
+    from kernelopt.isolation import sandbox
+    from kernelopt.isolation.sandbox import Confinement, Layers, bwrap_argv, cache_mount
+
+    (tmp_path / ".cache").mkdir()
+    c = Confinement(scratch=tmp_path, gpu=False)
+    bwrap = Layers({}, {}, "bwrap", "/usr/bin/bwrap")
+    argv = bwrap_argv(c, "bwrap")
+    assert ["--bind", str(tmp_path / ".cache"), str(sandbox.CACHE_MOUNT)] == argv[-3:]
+    assert cache_mount(c, bwrap) == sandbox.CACHE_MOUNT
+    assert cache_mount(c, Layers({}, {}, "unshare")) is None  # no fresh root: the scratch path is what it sees
+    assert cache_mount(Confinement(scratch=tmp_path, isolate=False), bwrap) is None  # an orchestrator
+    # a data_dir under the mount point: binding there would hide the scratch itself
+    monkeypatch.setattr(sandbox, "CACHE_MOUNT", tmp_path.parent)
+    assert cache_mount(c, bwrap) is None and str(tmp_path.parent) not in bwrap_argv(c, "bwrap")[-3:]

@@ -416,17 +416,25 @@ def bwrap_argv(c: Confinement, bwrap: str, host_sys: bool = False) -> list[str]:
     scratch = str(c.scratch.resolve())
     parents(scratch)
     argv += ["--bind", scratch, scratch, "--chdir", scratch]
-    cache = c.scratch.resolve() / ".cache"
-    if cache.is_dir() and not cache.is_symlink():
+    if _cache_mountable(c):
         parents(str(CACHE_MOUNT))
-        argv += ["--bind", str(cache), str(CACHE_MOUNT)]
+        argv += ["--bind", str(c.scratch.resolve() / ".cache"), str(CACHE_MOUNT)]
     return argv
+
+
+def _cache_mountable(c: Confinement) -> bool:
+    """Whether `<scratch>/.cache` can be bound at CACHE_MOUNT: a directory, and no scratch inside the mount point
+    (a data_dir under /var/cache/kernelopt: the mount would hide the scratch itself)."""
+    scratch = c.scratch.resolve()
+    cache = scratch / ".cache"
+    return cache.is_dir() and not cache.is_symlink() and not scratch.is_relative_to(CACHE_MOUNT)
 
 
 def cache_mount(c: Confinement, layers: "Layers") -> Path | None:
     """Where a child confined as `c` sees `<scratch>/.cache`: CACHE_MOUNT in bubblewrap's fresh root (bwrap_argv
     binds it there), None where there is none (its scratch path is what it sees)."""
-    return CACHE_MOUNT if c.isolate and layers.enabled and layers.mechanism == "bwrap" else None
+    bwrap = c.isolate and layers.enabled and layers.mechanism == "bwrap"
+    return CACHE_MOUNT if bwrap and _cache_mountable(c) else None
 
 
 def unshare_argv() -> list[str]:
