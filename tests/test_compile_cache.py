@@ -211,7 +211,7 @@ def _triton_cache_group(arg: tuple[str, str]) -> tuple[str, object]:
 def test_triton_finds_in_the_next_job_a_kernel_the_last_job_cached(tmp_path):
     """Triton's group files list a kernel's files by absolute path: a sandboxed child sees its caches at one path
     in every job (isolation.sandbox.CACHE_MOUNT), so caches lent from one job's scratch to another's still resolve.
-    Under the old per-scratch path an H100's second capture from kept caches failed on the first job's directory."""
+    Under the old per-scratch path the lookup missed: the next job compiled every kernel again."""
     from kernelopt.isolation import job_sandbox, run_in_child
     from kernelopt.isolation.child import sandbox_layers
     from kernelopt.isolation.sandbox import CACHE_MOUNT
