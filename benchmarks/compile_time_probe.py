@@ -1,11 +1,12 @@
-"""Where a network's max-autotune compile time goes: plain torch.compile beside a job's sandboxed capture (issue 37).
+"""Where a network's max-autotune compile time goes: Inductor as it ships, with the shared ptxas, and as a job's
+sandboxed capture (issue 37).
 
     python -m benchmarks.compile_time_probe benchmarks/problems/level3/12_resnet18.py --out DIR [--limit-s 270]
                                             [--arms plain,plain-shared-ptxas,sandboxed] [--device cpu]
 
 On an H100 ResNet-18's capture did not finish in 502 s: Inductor's autotuning of one convolution shape took
 48-98 s for 17-18 choices while it reported 0.0003 s of precompiling (benchmarks/results/2026-12-07-h100-cudnn-
-helion-resnet). Whether the sandbox makes it so is the question this answers, with each arm from empty caches:
+helion-resnet). Each arm starts from empty caches:
 
 - `plain`: `torch.compile(mode="max-autotune-no-cudagraphs")` of the model in a plain subprocess of this
   machine's Python (no sandbox, no capture), Inductor's compile pool started and waited for first: Inductor as
@@ -14,13 +15,13 @@ helion-resnet). Whether the sandbox makes it so is the question this answers, wi
   (compiled/compile_pool.py says why: the suspected cause);
 - `sandboxed`: `capture_model` in a sandboxed child, as a job's compile stage runs it (ptxas shared).
 
-On a GPU, ResNet-18 at `--limit-s 250` and the arms `plain,plain-shared-ptxas` fit one 10-minute device call: an
-arm cut at its limit still reports the autotune lines it printed (seconds per choice is the measure).
-
-Each arm is bounded by `--limit-s`. Per arm: compile seconds (or that it did not finish), the compile pool it
-had, from Inductor's own log lines how many shapes it autotuned and the seconds it reported benchmarking and
-precompiling them, and, for the plain arms, the ptxas torch bundles and the Triton cache's binaries: a kernel
-compiled under several cache keys is one the compiling process compiled again instead of loading a worker's. Writes DIR/compile_time_probe.json.
+Each arm is bounded by `--limit-s`; one cut at its limit still reports what it printed. Per arm: compile seconds
+(or that it did not finish), the compile pool it had, and from Inductor's own log lines how many shapes it
+autotuned and the seconds it reported benchmarking and precompiling them (seconds per choice is the measure).
+The plain arms also report the ptxas torch bundles and the Triton cache's binaries: a kernel compiled under
+several cache keys is one the compiling process compiled again instead of loading a worker's. On a GPU,
+ResNet-18 at `--limit-s 270` with the two plain arms fits one 10-minute device call. Writes
+DIR/compile_time_probe.json.
 """
 from __future__ import annotations
 
@@ -39,7 +40,9 @@ from kernelopt.isolation import ChildError, run_in_child
 
 _PLAIN = r"""
 import json, sys, time
+from pathlib import Path
 import torch
+from torch._inductor.runtime import compile_tasks
 from kernelopt.compiled.compile_pool import start_compile_pool
 from kernelopt.load.problem import build_model, import_problem, make_inputs
 
@@ -54,8 +57,6 @@ with torch.no_grad():
     compiled(*inputs)
 if device == "cuda":
     torch.cuda.synchronize()
-from pathlib import Path
-from torch._inductor.runtime import compile_tasks
 candidates = [Path(compile_tasks.__file__).absolute().parents[i] / "bin" / "ptxas" for i in (1, 2)]
 print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.to_dict(),
                   "bundled_ptxas": [str(p) for p in candidates if p.is_file()]}), flush=True)
