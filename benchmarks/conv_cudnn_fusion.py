@@ -1,7 +1,7 @@
 """cuDNN's fused convolution + pointwise epilogue against Inductor's code for the same region (issue 35, item 3a).
 
     python -m benchmarks.conv_cudnn_fusion benchmarks/problems/level2/*conv*.py \
-        benchmarks/problems/level3/17_efficientnet_b0.py --out runs/cudnn-fusion [--budget-s 400]
+        benchmarks/problems/level3/17_efficientnet_b0.py --out runs/cudnn-fusion [--budget-s 400] [--dtype bf16]
 
 For every problem, the ATen graph the capture hands Inductor is read (its transform hook stops the capture
 before anything compiles), and each convolution's pointwise region (rewrite/conv_regions.py) is timed, once
@@ -18,8 +18,10 @@ per distinct description and shape, side by side in one process (do_bench median
 `err64` is max |out − out64| / max |out64| against the reference in float64; the baseline's own is printed beside
 it. The convolutions compute in the caller's math mode (PyTorch's default: cuDNN TF32). Regions of a model that
 cuDNN cannot hold (a BatchNorm in training mode reads the convolution's output twice) are counted, with why.
-Writes `<out>/cudnn_fusion.json` and `<out>/cudnn_fusion.md`. Needs a GPU and `nvidia-cudnn-frontend`
-(benchmarks/device_carry.sh carries the wheel).
+`--dtype bf16` runs both sides on bf16 data: what a job under the `bf16` policy compiles, and what cuDNN's fused
+engines are built for (on an H100 no engine took `genstats` on fp32 data, and the fused fp32 regions ran at
+0.39-0.50x: benchmarks/results/2026-12-07-h100-cudnn-helion-resnet). Writes `<out>/cudnn_fusion.json` and
+`<out>/cudnn_fusion.md`. Needs a GPU and `nvidia-cudnn-frontend` (benchmarks/device_carry.sh carries the wheel).
 """
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ from kernelopt.rewrite.conv_epilogue import ConvEpilogue, reference
 from kernelopt.rewrite.conv_regions import ConvRegion, conv_regions
 from kernelopt.rewrite.fx import aten, val
 
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 LAYOUTS = {"cudnn nchw->nchw": ("contiguous", "contiguous"), "cudnn cl->cl": ("channels_last", "channels_last"),
            "cudnn cl->nchw": ("channels_last", "contiguous")}
 
@@ -82,7 +85,7 @@ def _bn_conv(n) -> dict | None:
             "dilation": list(dilation), "groups": int(groups), "conv_bias": bias is not None}
 
 
-def time_bn(c: dict, device: str = "cuda", eps: float = 1e-5) -> dict:
+def time_bn(c: dict, device: str = "cuda", eps: float = 1e-5, dtype: torch.dtype = torch.float32) -> dict:
     """conv → BatchNorm (training mode) → ReLU at one convolution's shapes, channels-last as a network runs it:
 
     - `inductor`: the three compiled together from the activation (the baseline's kernels for one layer);
@@ -112,33 +115,33 @@ def time_bn(c: dict, device: str = "cuda", eps: float = 1e-5) -> dict:
 
     ref64 = layer(act64.to(device), w64.to(device), gamma64.to(device), beta64.to(device))
     scale = max(float(ref64.abs().max()), 1e-30)
-    f32 = {k_: cl(v.float().to(device), "channels_last") if v.dim() > 1 else v.float().to(device)
-           for k_, v in {"x_raw": x_raw64, "act": act64, "w": w64, "gamma": gamma64, "beta": beta64,
-                         "prev_scale": prev_scale64, "prev_bias": prev_bias64}.items()}
+    data = {k_: cl(v.to(dtype).to(device), "channels_last") if v.dim() > 1 else v.to(dtype).to(device)
+            for k_, v in {"x_raw": x_raw64, "act": act64, "w": w64, "gamma": gamma64, "beta": beta64,
+                          "prev_scale": prev_scale64, "prev_bias": prev_bias64}.items()}
 
     def err(out: torch.Tensor) -> float:
         return float((out.double() - ref64).abs().max()) / scale
 
     opts = inductor_mode_options()
     compiled = torch.compile(layer, options=opts, fullgraph=True, dynamic=False)
-    fns = {"inductor": lambda: compiled(f32["act"], f32["w"], f32["gamma"], f32["beta"])}
+    fns = {"inductor": lambda: compiled(data["act"], data["w"], data["gamma"], data["beta"])}
     row: dict = {"errors": {}, "err64": {"inductor": err(fns["inductor"]())}}
     if device == "cuda":
-        apply = torch.compile(lambda y, s, sq, ga, be: bn_apply(y, s, sq, ga, be, eps, relu=True), options=opts,
-                              fullgraph=True, dynamic=False)
+        apply = torch.compile(lambda y, s, sq, ga, be: bn_apply(y, s, sq, ga, be, eps, relu=True).to(y.dtype),
+                              options=opts, fullgraph=True, dynamic=False)
         finalize = torch.compile(_finalize, options=opts, fullgraph=True, dynamic=False)
         try:
-            plain = CudnnConvGenstats(f32["act"], f32["w"], c["stride"], c["padding"], c["dilation"], c["groups"])
+            plain = CudnnConvGenstats(data["act"], data["w"], c["stride"], c["padding"], c["dilation"], c["groups"])
 
             def genstats_apply():
-                y, s, sq = plain(f32["act"], f32["w"])
-                return apply(y, s, sq, f32["gamma"], f32["beta"])
+                y, s, sq = plain(data["act"], data["w"])
+                return apply(y, s, sq, data["gamma"], data["beta"])
             row["err64"]["cudnn genstats + apply"] = err(genstats_apply())
             fns["cudnn genstats + apply"] = genstats_apply
         except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
             row["errors"]["cudnn genstats + apply"] = f"{type(exc).__name__}: {str(exc)[:400]}"
         try:
-            chained = CudnnConvGenstats(f32["x_raw"], f32["w"], c["stride"], c["padding"], c["dilation"],
+            chained = CudnnConvGenstats(data["x_raw"], data["w"], c["stride"], c["padding"], c["dilation"],
                                         c["groups"], prologue=True)
             n_prev = math.prod(c["x"]) // cin
             prev_sum, prev_sq = (x_raw64.sum([0] + list(range(2, len(c["x"])))),
@@ -146,14 +149,14 @@ def time_bn(c: dict, device: str = "cuda", eps: float = 1e-5) -> dict:
             prev = {"sum": prev_sum.float().to(device), "sq": prev_sq.float().to(device)}
 
             def chain_layer():
-                sc, bi = finalize(prev["sum"], prev["sq"], n_prev, f32["prev_scale"], f32["prev_bias"])
-                return chained(f32["x_raw"], f32["w"], sc, bi)
+                sc, bi = finalize(prev["sum"], prev["sq"], n_prev, data["prev_scale"], data["prev_bias"])
+                return chained(data["x_raw"], data["w"], sc.to(dtype), bi.to(dtype))
             fns["cudnn bn-relu prologue + genstats + finalize"] = chain_layer
             # its value: this layer's BatchNorm-ReLU of y, from the statistics it wrote (checked, not timed)
             y, s, sq = chain_layer()
             act_chained = _chained_reference(x_raw64, prev_sum, prev_sq, n_prev, prev_scale64, prev_bias64)
             expected = layer(act_chained.to(device), w64.to(device), gamma64.to(device), beta64.to(device))
-            got = bn_apply(y, s, sq, f32["gamma"], f32["beta"], eps, relu=True)
+            got = bn_apply(y, s, sq, data["gamma"], data["beta"], eps, relu=True)
             row["err64"]["cudnn bn-relu prologue + genstats + finalize"] = float(
                 (got.double() - expected).abs().max()) / max(float(expected.abs().max()), 1e-30)
         except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
@@ -188,7 +191,7 @@ def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
     return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
 
 
-def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda") -> dict:
+def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda", dtype: torch.dtype = torch.float32) -> dict:
     g = torch.Generator(device="cpu").manual_seed(0)
     x64 = torch.randn(shapes["x"], generator=g, dtype=torch.float64)
     fan_in = math.prod(shapes["w"][1:]) if not e.conv.transposed else math.prod(shapes["w"][2:]) * shapes["w"][0]
@@ -196,8 +199,8 @@ def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda") -> dict:
     b64 = torch.randn(shapes["w"][1 if e.conv.transposed else 0] * (e.conv.groups if e.conv.transposed else 1),
                       generator=g, dtype=torch.float64) if e.conv.bias else None
     ops64 = [torch.randn(s, generator=g, dtype=torch.float64) for s in shapes["operands"]]
-    cuda = {"x": x64.float().to(device), "w": w64.float().to(device),
-            "b": None if b64 is None else b64.float().to(device), "ops": [o.float().to(device) for o in ops64]}
+    cuda = {"x": x64.to(dtype).to(device), "w": w64.to(dtype).to(device),
+            "b": None if b64 is None else b64.to(dtype).to(device), "ops": [o.to(dtype).to(device) for o in ops64]}
     ref64 = reference(e, x64.to(device), w64.to(device), None if b64 is None else b64.to(device),
                       [o.to(device) for o in ops64])
     scale = max(float(ref64.abs().max()), 1e-30)
@@ -219,7 +222,7 @@ def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda") -> dict:
         except (NotSupportedByCudnn, RuntimeError, ValueError, TypeError) as exc:
             row["errors"][name] = f"{type(exc).__name__}: {str(exc)[:400]}"
             continue
-        out = torch.empty_strided(fused.out_shape, fused.out_stride, device=device)
+        out = torch.empty_strided(fused.out_shape, fused.out_stride, dtype=dtype, device=device)
 
         def run(fused=fused, x=x, w=w, out=out):
             return fused(x, w, cuda["b"], cuda["ops"], out=out)
@@ -237,7 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default="runs/cudnn-fusion")
     ap.add_argument("--budget-s", type=float, default=400.0)
     ap.add_argument("--device", default="cuda", help="cpu: a smoke run (Inductor's side only, no cuDNN)")
+    ap.add_argument("--dtype", choices=sorted(DTYPES), default="fp32",
+                    help="the data's dtype on both sides (bf16: what a job under the bf16 policy compiles)")
     args = ap.parse_args(argv)
+    dtype = DTYPES[args.dtype]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -264,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             seen.add(key)
             row = {"problem": problem.name, "region": r.epilogue.summary(), "shapes": shapes}
             try:
-                row.update(time_region(r.epilogue, shapes, args.device))
+                row.update(time_region(r.epilogue, shapes, args.device, dtype=dtype))
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:600]
                 row["traceback"] = traceback.format_exc()[-3000:]
@@ -279,17 +285,17 @@ def main(argv: list[str] | None = None) -> int:
             seen.add(key)
             row = {"problem": problem.name, "region": _bn_summary(c), "shapes": c}
             try:
-                row.update(time_bn(c, args.device))
+                row.update(time_bn(c, args.device, dtype=dtype))
             except Exception as exc:
                 row["error"] = f"{type(exc).__name__}: {exc}"[:600]
                 row["traceback"] = traceback.format_exc()[-3000:]
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "traceback"}), flush=True)
         device = torch.cuda.get_device_name() if args.device == "cuda" else args.device
-        (out / "cudnn_fusion.json").write_text(json.dumps({"device": device,
-                                                           "torch": torch.__version__, "rows": rows}, indent=1))
-    (out / "cudnn_fusion.md").write_text(markdown(rows))
-    print(markdown(rows))
+        (out / "cudnn_fusion.json").write_text(json.dumps({"device": device, "torch": torch.__version__,
+                                                           "dtype": args.dtype, "rows": rows}, indent=1))
+    (out / "cudnn_fusion.md").write_text(markdown(rows, args.dtype))
+    print(markdown(rows, args.dtype))
     return 0
 
 
@@ -299,8 +305,9 @@ def _bn_summary(c: dict) -> str:
             f"@{'x'.join(map(str, c['x'][2:]))} -> BN(train) -> ReLU")
 
 
-def markdown(rows: list[dict]) -> str:
-    lines = ["| problem | region | variant | ms | x inductor | err64 |", "|---|---|---|---|---|---|"]
+def markdown(rows: list[dict], dtype: str = "fp32") -> str:
+    lines = [f"Data: {dtype} on both sides; convolutions in the caller's math mode.", "",
+             "| problem | region | variant | ms | x inductor | err64 |", "|---|---|---|---|---|---|"]
     for r in rows:
         if "ms" not in r:
             what = r.get("error") or r.get("skipped") or "; ".join(f"{n}x {why}" for why, n in

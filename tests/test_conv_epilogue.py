@@ -215,6 +215,12 @@ def test_the_fusion_benchmark_times_each_region_and_counts_what_cudnn_cannot_hol
     [held_out] = [r for r in rows if "not_fusable" in r]
     assert held_out["not_fusable"] == {"the convolution's output is read by more than its epilogue": 1}
     assert "| tiny.py | conv2d" in (tmp_path / "out" / "cudnn_fusion.md").read_text()
+    # bf16 on both sides: the baseline's error is bf16's, not fp32's, and the table says which data it timed
+    assert main([str(problem), "--device", "cpu", "--dtype", "bf16", "--out", str(tmp_path / "bf16")]) == 0
+    report = json.loads((tmp_path / "bf16" / "cudnn_fusion.json").read_text())
+    timed16 = next(r for r in report["rows"] if "ms" in r)
+    assert report["dtype"] == "bf16" and 1e-5 < timed16["err64"]["inductor"] < 5e-2
+    assert (tmp_path / "bf16" / "cudnn_fusion.md").read_text().startswith("Data: bf16 on both sides")
 
 
 def _frontend():
