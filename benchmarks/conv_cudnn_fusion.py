@@ -37,7 +37,13 @@ import torch
 
 from kernelopt.compiled.capture import CaptureRequest, TransformStopped, capture_model, inductor_mode_options
 from kernelopt.core.timing import bench_interleaved
-from kernelopt.kernels.cudnn_fused import CudnnConvEpilogue, CudnnConvGenstats, NotSupportedByCudnn, bn_apply
+from kernelopt.kernels.cudnn_fused import (
+    CudnnConvEpilogue,
+    CudnnConvGenstats,
+    NotSupportedByCudnn,
+    bn_apply,
+    channels_last,
+)
 from kernelopt.rewrite.conv_epilogue import ConvEpilogue, reference
 from kernelopt.rewrite.conv_regions import ConvRegion, conv_regions
 from kernelopt.rewrite.fx import aten, val
@@ -188,7 +194,7 @@ def _chained_reference(x_raw64, total, sq_total, n, gamma, beta):
 def _layout(t: torch.Tensor, layout: str) -> torch.Tensor:
     if layout == "contiguous":
         return t.contiguous()
-    return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+    return channels_last(t)
 
 
 def time_region(e: ConvEpilogue, shapes: dict, device: str = "cuda", dtype: torch.dtype = torch.float32) -> dict:

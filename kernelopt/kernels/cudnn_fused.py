@@ -18,6 +18,7 @@ from typing import Any, Optional, Sequence
 
 import torch
 
+from kernelopt.kernels.conv_emulated import channels_last_format
 from kernelopt.rewrite.conv_epilogue import ConvEpilogue, Ref, Step, convolution
 
 
@@ -144,8 +145,7 @@ def _full_rank(o: torch.Tensor, rank: int) -> torch.Tensor:
 def _strides(shape: Sequence[int], layout: str) -> tuple[int, ...]:
     if layout == "contiguous":
         return tuple(torch.empty(shape, device="meta").stride())
-    fmt = torch.channels_last if len(shape) == 4 else torch.channels_last_3d
-    return tuple(torch.empty(shape, device="meta").to(memory_format=fmt).stride())
+    return tuple(channels_last(torch.empty(shape, device="meta")).stride())
 
 
 def _cudnn_dtype(cudnn: Any, dtype: torch.dtype) -> Any:
@@ -230,7 +230,7 @@ class CudnnConvGenstats:
         if prologue:
             c = x.shape[1]
             per_channel = torch.empty([1, c] + [1] * (x.dim() - 2), device="meta")
-            per_channel = _channels_last(per_channel)
+            per_channel = channels_last(per_channel)
             for name in ("scale", "bias"):
                 self.tensors[name] = g.tensor(name=name, dim=list(per_channel.shape),
                                               stride=list(per_channel.stride()), data_type=dt)
@@ -245,7 +245,7 @@ class CudnnConvGenstats:
         self.out_stride = _strides(self.out_shape, "channels_last")
         Y.set_output(True).set_data_type(dt).set_dim(list(self.out_shape)).set_stride(list(self.out_stride))
         total, sq_total = g.genstats(input=Y)
-        stats = _channels_last(torch.empty([1, self.out_shape[1]] + [1] * (x.dim() - 2), device="meta"))
+        stats = channels_last(torch.empty([1, self.out_shape[1]] + [1] * (x.dim() - 2), device="meta"))
         for t in (total, sq_total):
             t.set_output(True).set_data_type(cudnn.data_type.FLOAT).set_dim(list(stats.shape)).set_stride(
                 list(stats.stride()))
@@ -262,11 +262,15 @@ class CudnnConvGenstats:
                 self.tensors["sq_sum"]: sq_total}
         if "scale" in self.tensors:
             assert scale is not None and bias is not None
-            pack[self.tensors["scale"]] = _channels_last(_channel_view(scale, x.dim() - 2))
-            pack[self.tensors["bias"]] = _channels_last(_channel_view(bias, x.dim() - 2))
+            pack[self.tensors["scale"]] = channels_last(_channel_view(scale, x.dim() - 2))
+            pack[self.tensors["bias"]] = channels_last(_channel_view(bias, x.dim() - 2))
         self.graph.execute(pack, self.workspace, handle=self.handle)
         return y, total.flatten(), sq_total.flatten()
 
 
-def _channels_last(t: torch.Tensor) -> torch.Tensor:
-    return t.to(memory_format=torch.channels_last if t.dim() == 4 else torch.channels_last_3d)
+def channels_last(t: torch.Tensor) -> torch.Tensor:
+    """`t` in the channels-last layout cuDNN's fused engines run on (NHWC, NDHWC)."""
+    fmt = channels_last_format(t.dim())
+    if fmt is None:
+        raise NotSupportedByCudnn(f"no channels-last layout for a {t.dim()}-dim tensor (cuDNN's fused engines take NHWC)")
+    return t.to(memory_format=fmt)

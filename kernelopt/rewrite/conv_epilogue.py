@@ -114,9 +114,10 @@ def run_steps(e: ConvEpilogue, y: torch.Tensor, operands: Sequence[torch.Tensor]
         return {"conv": lambda: y, "step": lambda: values[r.index], "operand": lambda: operands[r.index],
                 "const": lambda: r.value}[r.kind]()
 
-    unary: dict[str, Any] = {"relu": aten.relu, "sigmoid": aten.sigmoid, "tanh": aten.tanh, "exp": aten.exp, "log": aten.log,
-             "log1p": aten.log1p, "erf": aten.erf, "neg": aten.neg, "abs": aten.abs, "sqrt": aten.sqrt,
-             "rsqrt": aten.rsqrt, "reciprocal": aten.reciprocal, "silu": aten.silu}
+    unary: dict[str, Any] = {
+        "relu": aten.relu, "sigmoid": aten.sigmoid, "tanh": aten.tanh, "exp": aten.exp, "log": aten.log,
+        "log1p": aten.log1p, "erf": aten.erf, "neg": aten.neg, "abs": aten.abs, "sqrt": aten.sqrt,
+        "rsqrt": aten.rsqrt, "reciprocal": aten.reciprocal, "silu": aten.silu}
     for s in e.steps:
         a = [get(r) for r in s.args]
         if s.op in unary:
