@@ -37,3 +37,22 @@ def test_a_recorded_compile_pool_is_read_as_data():
     ready = CompilePool(16, True, 2.5, ptxas="/t/bin/ptxas")
     assert CompilePool.from_dict(ready.to_dict()) == ready
     assert ready.describe().endswith("ready after 2.5 s; ptxas: /t/bin/ptxas") and ready.in_brief() == "with 16 compile workers"
+
+
+_VERSION_KEYED_BEFORE = (
+    "import os\nfrom triton.backends.nvidia.compiler import get_ptxas_version\n"
+    "before = get_ptxas_version(80)\n"  # as a kernel compiled before the capture would have keyed it
+    "os.environ['TRITON_PTXAS_PATH'] = os.environ.pop('SHARED_PTXAS')\n"
+    "from kernelopt.compiled.compile_pool import share_ptxas_with_workers\n"
+    "share_ptxas_with_workers()\n"
+    "print('release 99.9' not in before, 'release 99.9' in get_ptxas_version(80))")
+
+
+def test_a_ptxas_version_triton_read_before_the_capture_does_not_key_its_kernels(tmp_path):
+    # Triton memoizes the ptxas version its cache keys hold: read once with its own ptxas, every later key would
+    # still say that version although the process now compiles with the workers' ptxas (another version). sm_80:
+    # the architecture every supported Triton compiles with TRITON_PTXAS_PATH (3.6 up to sm_9x, 3.9 below sm_90)
+    fake = tmp_path / "ptxas"
+    fake.write_text("#!/bin/sh\necho 'Cuda compilation tools, release 99.9, V99.9.1'\n")
+    fake.chmod(0o755)
+    assert _python(_VERSION_KEYED_BEFORE, SHARED_PTXAS=str(fake)) == "True True"

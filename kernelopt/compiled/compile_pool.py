@@ -77,12 +77,22 @@ class CompilePool:
 
 def share_ptxas_with_workers() -> str:
     """Point this process's Triton at the ptxas Inductor's compile workers use (see the module's docstring), as
-    Inductor's own in-process compile path does; return TRITON_PTXAS_PATH ("" where Triton keeps its own)."""
+    Inductor's own in-process compile path does; return TRITON_PTXAS_PATH ("" where Triton keeps its own).
+
+    Triton reads the ptxas version into its cache key once per process (`get_ptxas_version` is memoized): a
+    version read before this call, by anything that compiled or hashed a kernel, would be Triton's own ptxas's
+    and keep the keys apart. So the memo is dropped and the next key reads the shared ptxas."""
     try:
         from torch._inductor.runtime.compile_tasks import _set_triton_ptxas_path
     except ImportError:  # a torch without it: its workers set nothing either
         return os.environ.get("TRITON_PTXAS_PATH", "")
     _set_triton_ptxas_path()
+    try:
+        from triton.backends.nvidia.compiler import get_ptxas_version
+    except ImportError:  # no Triton CUDA backend: nothing is keyed by a ptxas
+        pass
+    else:
+        getattr(get_ptxas_version, "cache_clear", lambda: None)()
     return os.environ.get("TRITON_PTXAS_PATH", "")
 
 
