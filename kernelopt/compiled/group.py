@@ -1,5 +1,5 @@
 """Library groups: a GEMM/convolution and the kernels consuming its output
-(issue 8; docs/architecture.md, 3. Decompose).
+(docs/architecture.md, 3. Decompose).
 
 A *library group* is a vendor-library call (`extern_kernels.mm/addmm/bmm/
 baddbmm/convolution`), or a Triton GEMM/convolution template that Inductor's

@@ -1,4 +1,4 @@
-"""Whole-model candidates compiled with other Inductor options (issue 35): the same graph, the same math, another
+"""Whole-model candidates compiled with other Inductor options: the same graph, the same math, another
 of the compiler's own choices.
 
 Inductor's max-autotune picks each convolution's kernel by timing the convolution alone, and its layout

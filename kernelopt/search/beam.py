@@ -9,8 +9,8 @@ max(1, N // chains) proposals; only Gate-1/2-passing, timed candidates enter
 the beam; DiverseSelect keeps each chain's best, then fills the remaining
 slots by global latency; a meltdown detector tells the generators to
 diversify when recent plans keep making the same kind of move, and stops a
-chain whose last `meltdown_failures` attempts all failed (issue 10: a chain
-that keeps failing is stopped). A candidate whose normalized source
+chain whose last `meltdown_failures` attempts all failed (a chain that keeps
+failing is stopped). A candidate whose normalized source
 (search.fingerprint) was seen before is recorded with gate `duplicate` and
 never evaluated again.
 """

@@ -1,1 +1,1 @@
-"""The team dashboard: server-rendered pages under /ui (issue 11)."""
+"""The team dashboard: server-rendered pages under /ui (docs/usage.md)."""

@@ -1,4 +1,4 @@
-"""fp32 convolutions on cuDNN for library groups (issue 8, item 4).
+"""fp32 convolutions on cuDNN for library groups.
 
 Target: a library group (compiled.group) anchored on `extern_kernels.convolution`
 (aten.convolution: Conv1d/2d/3d, transposed, grouped, strided, dilated). A

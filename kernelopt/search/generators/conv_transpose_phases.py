@@ -1,4 +1,4 @@
-"""Transposed convolutions as dense per-phase forward convolutions, for convolution library groups (issue 35).
+"""Transposed convolutions as dense per-phase forward convolutions, for convolution library groups.
 
 Target: a library group (compiled.group) anchored on `extern_kernels.convolution(..., transposed=True)`
 (ConvTranspose1d/2d/3d, any stride, padding, output_padding, dilation, groups, any data dtype). Inductor

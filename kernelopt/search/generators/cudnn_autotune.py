@@ -1,4 +1,4 @@
-"""cuDNN's algorithm timed per shape, for convolution library groups (issue 27, item 2).
+"""cuDNN's algorithm timed per shape, for convolution library groups.
 
 Target: a library group (compiled.group) anchored on `extern_kernels.convolution`
 (Conv1d/2d/3d, transposed, grouped, strided, dilated; any data dtype). The candidate is

@@ -1,4 +1,4 @@
-"""fp32-accurate tensor-core GEMMs for library groups (issue 8, part 2).
+"""fp32-accurate tensor-core GEMMs for library groups.
 
 Target: a library group (compiled.group) anchored on `extern_kernels.mm /
 addmm / bmm / baddbmm`, or on Inductor's own Triton `mm`/`addmm`/`bmm` template
