@@ -28,13 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from kernelopt.compiled.autotune_log import AutotuneSummary
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.isolation import ChildError, run_in_child
 
@@ -62,17 +62,9 @@ print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.
                   "bundled_ptxas": [str(p) for p in candidates if p.is_file()]}), flush=True)
 """
 
-_AUTOTUNE = re.compile(r"AUTOTUNE benchmarking takes ([0-9.]+) seconds and ([0-9.]+) seconds precompiling "
-                       r"for (\d+) choices")
-
-
 def autotune_totals(log: str) -> dict:
     """Inductor's autotune lines: shapes, choices, and the seconds it reported benchmarking and precompiling."""
-    found = [(float(b), float(p), int(n)) for b, p, n in _AUTOTUNE.findall(log)]
-    return {"shapes": len(found), "choices": sum(n for _, _, n in found),
-            "benchmarking_s": round(sum(b for b, _, _ in found), 1),
-            "precompiling_s": round(sum(p for _, p, _ in found), 1),
-            "slowest_shape_s": round(max((b + p for b, p, _ in found), default=0.0), 1)}
+    return AutotuneSummary.of(log).to_dict()
 
 
 def triton_cache_stats(cache: Path) -> dict:
@@ -121,7 +113,7 @@ def sandboxed(problem: Path, workdir: Path, limit_s: float, device: str) -> dict
                 "error": f"{exc.kind}: {exc.message}"[:1500],
                 "note": "Inductor's autotune lines are in this command's stderr (the child's, forwarded)"}
     return {"arm": "sandboxed", "finished": True, "wall_s": round(time.monotonic() - t0, 1),
-            "compile_s": cg.compile_seconds, "pool": cg.compile_pool}
+            "compile_s": cg.compile_seconds, "pool": cg.compile_pool, "autotune": cg.autotune}
 
 
 def _pool_line(log: str) -> str:

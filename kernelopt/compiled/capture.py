@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from kernelopt.compiled import runtime
+from kernelopt.compiled.autotune_log import AUTOTUNE_FILE, AutotuneTee
 from kernelopt.compiled.compile_pool import announce, start_compile_pool
 from kernelopt.compiled.graph import (
     MODULE_FILE,
@@ -141,7 +142,7 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
         # with a PermissionError on the first job's directory, most likely from these). The caches that cost the
         # time stay: autotune timings and compiled kernels.
         with torch.no_grad(), torch._functorch.config.patch(enable_autograd_cache=False), \
-                torch._inductor.config.patch(fx_graph_cache=False):
+                torch._inductor.config.patch(fx_graph_cache=False), AutotuneTee(workdir / AUTOTUNE_FILE) as tee:
             compiled_model = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
             try:
                 result = compiled_model(*inputs)
@@ -234,6 +235,7 @@ def capture_model(req: CaptureRequest, transform: GraphTransform | None = None) 
         device_name=torch.cuda.get_device_name() if req.device.startswith("cuda") else req.device,
         compile_seconds=round(compile_seconds, 2),
         compile_pool=pool.to_dict() if pool is not None else {},
+        autotune=tee.summary().to_dict(),
         mode_options={k: v for k, v in opts.items() if isinstance(v, (bool, int, float, str))},
         restitch_bit_exact=bit_exact,
         restitch_max_abs_diff=restitch_diff,

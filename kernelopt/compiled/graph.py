@@ -55,6 +55,8 @@ class CapturedGraph:
     compile_seconds: float = 0.0
     # Inductor's compile worker pool when the compile began (compiled.compile_pool.CompilePool; {} on the CPU)
     compile_pool: dict = field(default_factory=dict)
+    # Inductor's autotune summary lines added up (compiled.autotune_log.AutotuneSummary; {} where none was read)
+    autotune: dict = field(default_factory=dict)
     mode_options: dict = field(default_factory=dict)
     context_ms: dict = field(default_factory=dict)  # eager and torch.compile callable, for context
     restitch_bit_exact: bool | None = None  # re-executing the saved source reproduced the output

@@ -1,12 +1,14 @@
 """Model mode: the stages after loading, for a KernelBench-convention model."""
 from __future__ import annotations
 
+import json
 import shutil
 import statistics
 from pathlib import Path
 from typing import Any, Optional
 
 from kernelopt.agents.session import job_usage
+from kernelopt.compiled.autotune_log import AUTOTUNE_FILE, AutotuneSummary
 from kernelopt.compiled.capture import CaptureRequest, capture_model
 from kernelopt.compiled.compile_pool import CompilePool
 from kernelopt.compiled.decompose import KernelGraph, decompose
@@ -31,7 +33,7 @@ from kernelopt.pipeline.gates import gates_3_4 as run_gates_3_4
 from kernelopt.pipeline.graph_rewrite import rewrite_and_verify
 from kernelopt.pipeline.optimized_module import write_optimized_module
 from kernelopt.pipeline.options import JobResult
-from kernelopt.pipeline.report import nondeterminism_note, replaced_op, write_json, write_kernel_diff
+from kernelopt.pipeline.report import nondeterminism_note, read_safely, replaced_op, write_json, write_kernel_diff
 from kernelopt.profiling.baseline import BaselineProfile, ProfileRequest, profile_baseline
 from kernelopt.profiling.ncu import NcuRequest, NcuResult, find_ncu, gpu_profiler_lock, ncu_profile
 from kernelopt.search.beam import search_kernel
@@ -49,6 +51,24 @@ from kernelopt.verify.stitched_model import StitchedRequest
 from kernelopt.verify.waterfall import select_combination
 
 
+def autotune_when_stopped(workdir: Path) -> AutotuneSummary | None:
+    """What the capture child had recorded of Inductor's autotuning when it was stopped (its progress file,
+    compiled.autotune_log), read as data: no link followed, a few KB at most, None when absent or malformed."""
+    try:
+        return AutotuneSummary.from_dict(json.loads(read_safely(Path(workdir) / AUTOTUNE_FILE, limit=4096)))
+    except (OSError, ValueError):
+        return None
+
+
+def with_autotune_account(exc: JobFallback, workdir: Path) -> JobFallback:
+    """A compile stopped at the time limit, its cause extended by what Inductor had autotuned by then (where the
+    child left an account of it); any other fallback as it is."""
+    stopped = autotune_when_stopped(workdir) if exc.code is Cause.TIMEOUT else None
+    if stopped is None or not stopped.shapes:
+        return exc
+    return JobFallback(exc.code, f"{exc}; by then {stopped.describe()}")
+
+
 def capture_baseline(ctx: JobContext, request: CaptureRequest) -> CapturedGraph:
     """The model compiled and captured (`capture_model`, in the job's set-up child).
 
@@ -58,7 +78,11 @@ def capture_baseline(ctx: JobContext, request: CaptureRequest) -> CapturedGraph:
     job's directory). A timeout is not retried: the budget is spent.
     """
     def capture() -> CapturedGraph:
-        return ctx.child(capture_model, request, limit_s=1200, what="compiling the model", session=ctx.setup_session)
+        try:
+            return ctx.child(capture_model, request, limit_s=1200, what="compiling the model",
+                             session=ctx.setup_session)
+        except JobFallback as exc:
+            raise with_autotune_account(exc, ctx.workdir) from None
 
     cache = ctx.report.get("compile_cache") or {}
     try:
@@ -91,8 +115,11 @@ def run_model_job(ctx: JobContext, load: LoadResult) -> JobResult:
                 if cache.get("files") and not cache.get("dropped") else "")
         pool = CompilePool.from_dict(cg.compile_pool)
         workers = f" {pool.in_brief()}" if pool is not None else ""
-        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{workers}{warm}; re-stitch bit-exact: "
-                 f"{cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds, compile_cache_files=cache.get("files", 0))
+        tuned = AutotuneSummary.from_dict(cg.autotune)
+        autotune = f" ({tuned.describe()})" if tuned is not None and tuned.shapes else ""
+        ctx.emit("compile", "progress", f"compiled in {cg.compile_seconds:.1f} s{workers}{warm}{autotune}; re-stitch "
+                 f"bit-exact: {cg.restitch_bit_exact}", compile_seconds=cg.compile_seconds,
+                 compile_cache_files=cache.get("files", 0))
     reproduction = cg.reproduction or (Reproduction.BIT_EXACT if cg.restitch_bit_exact else Reproduction.NO)
     if reproduction == Reproduction.NO:
         diff = "" if cg.restitch_max_abs_diff is None else f" (max |diff| {cg.restitch_max_abs_diff:.3g})"
