@@ -15,7 +15,7 @@ import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
-# Kernel name prefix -> kind (docs/architecture.md, Supported torch).
+# Kernel name prefix -> kind (docs/architecture.md, 3. Decompose).
 PREFIX_KINDS = {
     "triton_poi": "pointwise",
     "triton_red": "reduction",
