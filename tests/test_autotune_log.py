@@ -45,8 +45,10 @@ def test_the_tee_forwards_everything_and_keeps_the_autotune_lines_as_they_come(t
     real = io.StringIO()
     monkeypatch.setattr(sys, "stderr", real)
     progress = tmp_path / AUTOTUNE_FILE
+    progress.write_text(json.dumps(AutotuneSummary.of(SLOW * 3).to_dict()))  # an earlier compile's in this directory
     with AutotuneTee(progress) as tee:
         assert sys.stderr is tee
+        assert not progress.exists()  # a compile stopped before its first line says nothing, not the old account
         sys.stderr.write(FAST[:30])  # a line in pieces, as a buffered writer may hand it over
         assert not progress.exists()
         sys.stderr.write(FAST[30:] + "some other line\n")

@@ -89,6 +89,11 @@ class AutotuneTee:
         self._lock = threading.Lock()  # compile threads write too
 
     def __enter__(self) -> "AutotuneTee":
+        if self.progress is not None:  # an earlier compile's account (a retry, a rerun in this directory) is not this one's
+            try:
+                self.progress.unlink(missing_ok=True)
+            except OSError:
+                pass
         self._real = sys.stderr
         sys.stderr = self  # type: ignore[assignment]  # Inductor writes through sys.stderr, looked up per call
         return self
