@@ -62,11 +62,6 @@ print(json.dumps({"compile_s": round(time.perf_counter() - t0, 1), "pool": pool.
                   "bundled_ptxas": [str(p) for p in candidates if p.is_file()]}), flush=True)
 """
 
-def autotune_totals(log: str) -> dict:
-    """Inductor's autotune lines: shapes, choices, and the seconds it reported benchmarking and precompiling."""
-    return AutotuneSummary.of(log).to_dict()
-
-
 def triton_cache_stats(cache: Path) -> dict:
     """Compiled binaries in a Triton cache, and how many kernels were compiled under more than one cache key (the
     same kernel name in several key directories: the compiling process did not find a worker's binary)."""
@@ -89,10 +84,10 @@ def plain(problem: Path, scratch: Path, limit_s: float, device: str, share_ptxas
     except subprocess.TimeoutExpired as exc:
         err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else (exc.stderr or "")
         return {"arm": arm, "finished": False, "wall_s": round(time.monotonic() - t0, 1),
-                "autotune": autotune_totals(err), "pool_line": _pool_line(err),
+                "autotune": AutotuneSummary.of(err).to_dict(), "pool_line": _pool_line(err),
                 "triton_cache": triton_cache_stats(scratch / "triton")}
     row = {"arm": arm, "finished": proc.returncode == 0, "wall_s": round(time.monotonic() - t0, 1),
-           "autotune": autotune_totals(proc.stderr), "pool_line": _pool_line(proc.stderr),
+           "autotune": AutotuneSummary.of(proc.stderr).to_dict(), "pool_line": _pool_line(proc.stderr),
            "triton_cache": triton_cache_stats(scratch / "triton")}
     line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith("{")), None)
     if line:

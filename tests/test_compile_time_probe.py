@@ -1,8 +1,9 @@
-"""benchmarks/compile_time_probe.py reads Inductor's own autotune lines (issue 37): the totals that said where an
-H100's ResNet-18 capture spent its 502 s."""
+"""benchmarks/compile_time_probe.py reads Inductor's own autotune lines (issue 37), with the capture's reader
+(compiled/autotune_log.py): the totals that said where an H100's ResNet-18 capture spent its 502 s."""
 from __future__ import annotations
 
-from benchmarks.compile_time_probe import autotune_totals, triton_cache_stats
+from benchmarks.compile_time_probe import triton_cache_stats
+from kernelopt.compiled.autotune_log import AutotuneSummary
 
 # two of the lines the H100 run printed (benchmarks/results/2026-12-07-h100-cudnn-helion-resnet/call3-resnet18/l3.log)
 LOG = """[child pid 3885] [child pid 3904] SingleProcess AUTOTUNE benchmarking takes 0.3450 seconds and 0.0070 seconds precompiling for 10 choices
@@ -13,10 +14,10 @@ SubProcess AUTOTUNE benchmarking takes 1.5 seconds and 2.5 seconds precompiling 
 
 
 def test_inductors_autotune_lines_are_summed_per_shape():
-    assert autotune_totals(LOG) == {"shapes": 3, "choices": 32, "benchmarking_s": 99.7, "precompiling_s": 2.5,
-                                    "slowest_shape_s": 97.9}
-    assert autotune_totals("no autotuning here") == {"shapes": 0, "choices": 0, "benchmarking_s": 0.0,
-                                                     "precompiling_s": 0.0, "slowest_shape_s": 0.0}
+    assert AutotuneSummary.of(LOG).to_dict() == {"shapes": 3, "choices": 32, "benchmarking_s": 99.7,
+                                                 "precompiling_s": 2.5, "slowest_shape_s": 97.9}
+    assert AutotuneSummary.of("no autotuning here").to_dict() == {"shapes": 0, "choices": 0, "benchmarking_s": 0.0,
+                                                                  "precompiling_s": 0.0, "slowest_shape_s": 0.0}
 
 
 def test_a_kernel_compiled_under_two_cache_keys_is_counted(tmp_path):
